@@ -1,0 +1,190 @@
+/**
+ * The client library: connect to a daemon, authenticate, and call the methods declared in
+ * `protocol/` with their own types.
+ */
+import { readFileSync } from 'node:fs';
+import { connect as netConnect, type Socket } from 'node:net';
+import { join } from 'node:path';
+import {
+  CancellationTokenSource,
+  createMessageConnection,
+  ResponseError,
+  SocketMessageReader,
+  SocketMessageWriter,
+  type Disposable,
+  type MessageConnection,
+} from 'vscode-jsonrpc/node.js';
+import { errorNameOf, type ErrorName } from '../protocol/errors.js';
+import {
+  Initialize,
+  JobExited,
+  OutputProgressType,
+  ShellRun,
+  type AnyRequestDecl,
+  type ParamsOf,
+  type ResultOf,
+} from '../protocol/methods.js';
+import type { InitializeResult, JobExitedParams, OutputProgress, ShellRunResult } from '../protocol/types.js';
+import { resolveEndpoint, type Endpoint } from './endpoint.js';
+
+/** How to reach and authenticate to a daemon. */
+export interface ConnectOptions extends Partial<Endpoint> {
+  /** The token; default `EXECD_TOKEN`, else `<stateDir>/token`. */
+  token?: string;
+  /** Reported to the daemon in `initialize`. */
+  clientName?: string;
+  clientVersion?: string;
+}
+
+/** An error answer from the daemon, with its stable name (`SESSION_NOT_FOUND`, `INVALID_PARAMS`…). */
+export class ExecdRpcError extends Error {
+  constructor(
+    readonly code: number,
+    readonly errorName: ErrorName | 'INVALID_PARAMS' | 'RPC_ERROR',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ExecdRpcError';
+  }
+}
+
+/** A connection-level failure: the daemon is not there, or the link broke. */
+export class ExecdConnectError extends Error {
+  override name = 'ExecdConnectError';
+}
+
+function toClientError(error: unknown): Error {
+  if (error instanceof ResponseError) {
+    return new ExecdRpcError(error.code, errorNameOf(error.code) ?? 'RPC_ERROR', error.message);
+  }
+  return error instanceof Error ? new ExecdConnectError(error.message) : new ExecdConnectError(String(error));
+}
+
+/** Options of one call. */
+export interface CallOptions {
+  /** Cancels the request with `$/cancelRequest`; the daemon still answers (e.g. `aborted: true`). */
+  signal?: AbortSignal;
+}
+
+/** Streaming options of `run`. */
+export interface RunOptions extends CallOptions {
+  /** Receives output as it arrives, before the result. */
+  onOutput?: (progress: OutputProgress) => void;
+}
+
+let outputTokenCounter = 0;
+
+/** An authenticated connection to a daemon. */
+export class ExecdClient {
+  private closed = false;
+
+  constructor(
+    readonly rpc: MessageConnection,
+    private readonly socket: Socket,
+    /** The daemon's `initialize` answer. */
+    readonly info: InitializeResult,
+  ) {
+    rpc.onClose(() => (this.closed = true));
+  }
+
+  /** Calls a declared method; rejects with `ExecdRpcError` when the daemon answers an error. */
+  async call<D extends AnyRequestDecl>(decl: D, params: ParamsOf<D>, options: CallOptions = {}): Promise<ResultOf<D>> {
+    const { signal } = options;
+    const source = signal ? new CancellationTokenSource() : undefined;
+    const onAbort = () => source?.cancel();
+    if (signal?.aborted) onAbort();
+    else signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      const args: unknown[] = [params];
+      if (source) args.push(source.token);
+      return (await this.rpc.sendRequest(decl.method, ...args)) as ResultOf<D>;
+    } catch (error) {
+      throw toClientError(error);
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+      source?.dispose();
+    }
+  }
+
+  /** Runs a foreground command, streaming its output to `onOutput` when given. */
+  async run(params: Omit<ParamsOf<typeof ShellRun>, 'outputToken'>, options: RunOptions = {}): Promise<ShellRunResult> {
+    const { onOutput } = options;
+    if (!onOutput) return this.call(ShellRun, params, options);
+    const outputToken = `out-${process.pid}-${++outputTokenCounter}`;
+    const subscription = this.rpc.onProgress(OutputProgressType, outputToken, onOutput);
+    try {
+      return await this.call(ShellRun, { ...params, outputToken }, options);
+    } finally {
+      subscription.dispose();
+    }
+  }
+
+  /** Subscribes to `job/exited` notifications. */
+  onJobExited(listener: (params: JobExitedParams) => void): Disposable {
+    return this.rpc.onNotification(JobExited, listener);
+  }
+
+  /** Calls `listener` when the connection to the daemon is lost. */
+  onClose(listener: () => void): Disposable {
+    return this.rpc.onClose(listener);
+  }
+
+  /** True once the connection is gone. */
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  /** Closes the connection. */
+  close(): void {
+    this.closed = true;
+    this.rpc.dispose();
+    this.socket.end();
+    this.socket.destroy();
+  }
+}
+
+/** Reads the token: `EXECD_TOKEN`, else `<stateDir>/token`. */
+export function readToken(stateDir: string, env: NodeJS.ProcessEnv = process.env): string {
+  if (env.EXECD_TOKEN) return env.EXECD_TOKEN;
+  try {
+    return readFileSync(join(stateDir, 'token'), 'utf8').trim();
+  } catch (error) {
+    throw new ExecdConnectError(`cannot read the daemon token at ${join(stateDir, 'token')}: ${(error as NodeJS.ErrnoException).code}`);
+  }
+}
+
+/** Opens a raw socket to the daemon. */
+export function openSocket(socketPath: string): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const socket = netConnect(socketPath);
+    socket.once('connect', () => {
+      socket.off('error', reject);
+      socket.setNoDelay(true);
+      resolve(socket);
+    });
+    socket.once('error', (error: NodeJS.ErrnoException) =>
+      reject(new ExecdConnectError(`no execd daemon at ${socketPath} (${error.code ?? error.message})`)),
+    );
+  });
+}
+
+/** Connects and authenticates. */
+export async function connect(options: ConnectOptions = {}): Promise<ExecdClient> {
+  const endpoint = resolveEndpoint(options);
+  const token = options.token ?? readToken(endpoint.stateDir);
+  const socket = await openSocket(endpoint.socketPath);
+  const rpc = createMessageConnection(new SocketMessageReader(socket), new SocketMessageWriter(socket));
+  rpc.listen();
+  try {
+    const info = await rpc.sendRequest(Initialize.type, {
+      protocolVersion: 1,
+      token,
+      client: { name: options.clientName ?? 'execd-client', version: options.clientVersion },
+    });
+    return new ExecdClient(rpc, socket, info);
+  } catch (error) {
+    rpc.dispose();
+    socket.destroy();
+    throw toClientError(error);
+  }
+}

@@ -1,0 +1,19 @@
+/**
+ * Where a client finds the daemon: flag, else `EXECD_SOCKET` / `EXECD_STATE_DIR`, else the platform
+ * default (SPEC §2).
+ */
+import { PLATFORM } from '../protocol/platform.js';
+
+/** A daemon's socket and state directory. */
+export interface Endpoint {
+  socketPath: string;
+  stateDir: string;
+}
+
+/** Resolves the endpoint from explicit values, the environment and the platform defaults. */
+export function resolveEndpoint(given: Partial<Endpoint> = {}, env: NodeJS.ProcessEnv = process.env): Endpoint {
+  return {
+    socketPath: given.socketPath ?? env.EXECD_SOCKET ?? PLATFORM.defaultSocketPath(env),
+    stateDir: given.stateDir ?? env.EXECD_STATE_DIR ?? PLATFORM.defaultStateDir(env),
+  };
+}

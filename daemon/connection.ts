@@ -1,0 +1,116 @@
+/**
+ * One client connection: the JSON-RPC framing over its socket, the token gate, params validation
+ * at the boundary, and the sessions it has open.
+ *
+ * Handshake: the first request must be `initialize` with the daemon's token. Anything else, or a
+ * wrong token, is answered UNAUTHORIZED and the connection is closed after the answer is flushed.
+ */
+import type { Socket } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import {
+  createMessageConnection,
+  ErrorCodes as RpcErrorCodes,
+  ResponseError,
+  SocketMessageReader,
+  SocketMessageWriter,
+  type MessageConnection,
+} from 'vscode-jsonrpc/node.js';
+import { ExecdError, type ErrorData } from '../protocol/errors.js';
+import { formatZodError } from '../protocol/fields.js';
+import { Initialize } from '../protocol/methods.js';
+import type { DaemonContext } from './context.js';
+import type { HandlerEntry } from './handler.js';
+import type { SessionHolder } from './sessions.js';
+
+let connectionCounter = 0;
+
+/** Turns an error value into the JSON-RPC error response. */
+export function toResponseError(error: ExecdError): ResponseError<ErrorData> {
+  return new ResponseError(error.code, error.message, { code: error.name });
+}
+
+/** One client connection to the daemon. */
+export class ClientConnection implements SessionHolder {
+  readonly id = ++connectionCounter;
+  readonly openSessions = new Set<string>();
+  readonly rpc: MessageConnection;
+  authed = false;
+  private closedFlag = false;
+  private readonly closeListeners: Array<() => void> = [];
+
+  constructor(
+    readonly socket: Socket,
+    private readonly daemon: DaemonContext,
+    handlers: readonly HandlerEntry[],
+  ) {
+    this.rpc = createMessageConnection(new SocketMessageReader(socket), new SocketMessageWriter(socket));
+    for (const entry of handlers) {
+      this.rpc.onRequest(entry.decl.method, (params: unknown, token) => this.dispatch(entry, params, token));
+    }
+    this.rpc.onRequest((method) => {
+      if (!this.authed) return this.refuse();
+      return new ResponseError(RpcErrorCodes.MethodNotFound, `unknown method: ${method}`);
+    });
+    // A malformed frame or a broken socket ends this connection only.
+    this.rpc.onError(() => this.close());
+    this.rpc.onClose(() => this.close());
+    socket.on('error', () => this.close());
+    this.rpc.listen();
+  }
+
+  /** True once the connection is gone. */
+  get closed(): boolean {
+    return this.closedFlag;
+  }
+
+  /** Calls `listener` once when the connection closes. */
+  onClose(listener: () => void): void {
+    if (this.closedFlag) listener();
+    else this.closeListeners.push(listener);
+  }
+
+  /** Closes the connection after pending writes are flushed. */
+  close(): void {
+    if (this.closedFlag) return;
+    this.closedFlag = true;
+    this.socket.end();
+    setTimeout(() => this.socket.destroy(), 1_000).unref();
+    this.rpc.dispose();
+    for (const listener of this.closeListeners.splice(0)) listener();
+  }
+
+  private refuse(): ResponseError<ErrorData> {
+    // Let the answer go out first, then hang up.
+    setImmediate(() => this.close());
+    return toResponseError(new ExecdError('UNAUTHORIZED', 'the first request must be initialize with the daemon token'));
+  }
+
+  private async dispatch(entry: HandlerEntry, raw: unknown, token: Parameters<HandlerEntry['handle']>[1]['token']): Promise<unknown> {
+    const isInitialize = entry.decl === (Initialize as unknown);
+    if (!this.authed && !isInitialize) return this.refuse();
+    if (this.daemon.shuttingDown) return toResponseError(new ExecdError('SHUTTING_DOWN', 'the daemon is shutting down'));
+    const parsed = entry.decl.params.safeParse(raw);
+    if (!parsed.success) {
+      if (isInitialize) return this.refuse();
+      return new ResponseError(RpcErrorCodes.InvalidParams, formatZodError(parsed.error), { code: 'INVALID_PARAMS' });
+    }
+    const started = performance.now();
+    let outcome: unknown;
+    try {
+      outcome = await entry.handle(parsed.data, { daemon: this.daemon, conn: this, token });
+    } catch (error) {
+      this.daemon.log.error({ method: entry.decl.method, err: error }, 'handler failed');
+      return new ResponseError(RpcErrorCodes.InternalError, `internal error in ${entry.decl.method}: ${(error as Error).message}`);
+    }
+    const log = this.daemon.log;
+    if (log.isLevelEnabled('debug')) {
+      const sessionId = (parsed.data as { sessionId?: string } | undefined)?.sessionId;
+      log.debug({ method: entry.decl.method, sessionId, conn: this.id, ms: Math.round(performance.now() - started) }, 'request');
+    }
+    if (outcome instanceof ExecdError) {
+      if (outcome.name === 'UNAUTHORIZED') return this.refuse();
+      return toResponseError(outcome);
+    }
+    return outcome;
+  }
+}

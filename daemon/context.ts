@@ -1,0 +1,35 @@
+/**
+ * The daemon's state, shared by every handler: configuration, sessions, processes, runs, paths.
+ */
+import type { PlatformFacts } from '../protocol/platform.js';
+import type { ActiveRuns } from './active-runs.js';
+import type { ConfigStore } from './config-store.js';
+import type { EnvMap } from './env.js';
+import type { Logger } from './logger.js';
+import type { ProcessRegistry } from './process-registry.js';
+import type { SessionTable } from './sessions.js';
+import type { statePaths } from './state-dir.js';
+
+/** Everything a handler may read or change. */
+export interface DaemonContext {
+  readonly version: string;
+  readonly startedAt: Date;
+  readonly stateDir: string;
+  readonly socketPath: string;
+  readonly paths: ReturnType<typeof statePaths>;
+  readonly token: string;
+  readonly platform: PlatformFacts;
+  /** The daemon's environment, scrubbed once at start-up. */
+  readonly baseEnv: EnvMap;
+  readonly log: Logger;
+  readonly config: ConfigStore;
+  readonly sessions: SessionTable;
+  readonly processes: ProcessRegistry;
+  readonly runs: ActiveRuns;
+  /** True once shutdown began: new requests get SHUTTING_DOWN. */
+  shuttingDown: boolean;
+  /** Starts a graceful shutdown (idempotent). */
+  requestShutdown(reason: string): void;
+  /** A fresh name for a foreground run's spill files. */
+  nextRunName(): string;
+}

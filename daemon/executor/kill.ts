@@ -1,0 +1,54 @@
+/**
+ * Killing a process tree: SIGTERM to the whole group, SIGKILL to whatever is left after the grace
+ * period, and a promise that resolves once the group is gone.
+ */
+import treeKill from 'tree-kill';
+import { PLATFORM } from '../../protocol/platform.js';
+import { HAS_PROC, liveGroupMembers } from './proc.js';
+
+/** Interval at which a dying group is polled. */
+const POLL_MS = 10;
+/** How long to wait for the kernel to tear down a SIGKILLed group before giving up. */
+const SIGKILL_SETTLE_MS = 5_000;
+
+/** True while any process of the group (or, with tree-kill, the process) exists and is not a zombie. */
+export function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(PLATFORM.killStrategy === 'process-group' ? -pgid : pgid, 0);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false;
+  }
+  // The cheap check said yes; it also says yes for unreaped zombies.
+  return HAS_PROC && PLATFORM.killStrategy === 'process-group' ? liveGroupMembers(pgid).length > 0 : true;
+}
+
+/** Sends a signal to a whole tree; a tree that is already gone is not an error. */
+export function signalGroup(pgid: number, signal: NodeJS.Signals): void {
+  if (PLATFORM.killStrategy === 'tree-kill') {
+    treeKill(pgid, signal, () => {});
+    return;
+  }
+  try {
+    process.kill(-pgid, signal);
+  } catch {
+    // ESRCH: nothing left to signal.
+  }
+}
+
+/** Resolves true once the group is gone, false if it still exists after `ms`. */
+export async function waitGroupGone(pgid: number, ms: number): Promise<boolean> {
+  const until = Date.now() + ms;
+  while (groupAlive(pgid)) {
+    if (Date.now() >= until) return false;
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  }
+  return true;
+}
+
+/** SIGTERM the tree, SIGKILL it after `graceMs`, and resolve once it is gone. */
+export async function terminateGroup(pgid: number, graceMs: number): Promise<void> {
+  signalGroup(pgid, 'SIGTERM');
+  if (await waitGroupGone(pgid, graceMs)) return;
+  signalGroup(pgid, 'SIGKILL');
+  await waitGroupGone(pgid, SIGKILL_SETTLE_MS);
+}

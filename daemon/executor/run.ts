@@ -1,0 +1,97 @@
+/**
+ * The foreground run (SPEC §1.3): spawn, capture both streams, one fused deadline, tree kill, and
+ * a settlement that never waits more than `graceMs` for pipes a descendant still holds open.
+ */
+import { performance } from 'node:perf_hooks';
+import type { Readable } from 'node:stream';
+import { once } from 'node:events';
+import type { Config } from '../../protocol/config.js';
+import { ExecdError } from '../../protocol/errors.js';
+import type { ExecSpec, ShellRunResult } from '../../protocol/types.js';
+import { OutputCollector } from '../../spill/collector.js';
+import type { ProcessRegistry } from '../process-registry.js';
+import { Deadline } from './deadline.js';
+import { groupAlive, terminateGroup } from './kill.js';
+import { checkWorkdir, spawned, spawnShell } from './spawn.js';
+
+/** Which stream a chunk of streamed output came from. */
+export type StreamName = 'stdout' | 'stderr';
+
+/** What a foreground run needs besides its spec. */
+export interface RunContext {
+  /** The configuration as of the start of this run. */
+  config: Config;
+  sessionId: string;
+  /** Spill file path for a stream, should it outgrow memory. */
+  spillPath: (stream: StreamName) => string;
+  processes: ProcessRegistry;
+  /** The caller's cancellation. */
+  signal?: AbortSignal;
+  stdin?: string;
+  /** Streaming: decoded text as it arrives, in order. */
+  onOutput?: (stream: StreamName, text: string) => void;
+}
+
+/** Resolves when a stream has closed. */
+function closed(stream: Readable | null): Promise<void> {
+  if (!stream || stream.closed) return Promise.resolve();
+  return once(stream, 'close').then(() => undefined, () => undefined);
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
+
+/** Runs a resolved spec to its end. Non-zero exits, timeouts and aborts are results, not errors. */
+export async function runForeground(spec: ExecSpec, ctx: RunContext): Promise<ShellRunResult | ExecdError> {
+  const missing = await checkWorkdir(spec.workdir);
+  if (missing) return missing;
+  const { config } = ctx;
+  const started = performance.now();
+  const collector = (stream: StreamName, maxBytes: number) =>
+    new OutputCollector({
+      maxBytes,
+      maxSpillBytes: config.maxSpillBytes,
+      spillPath: ctx.spillPath(stream),
+      onText: ctx.onOutput && ((text) => ctx.onOutput!(stream, text)),
+    });
+  const stdout = collector('stdout', spec.stdoutMaxBytes);
+  const stderr = collector('stderr', config.maxOutputBytes);
+
+  const child = spawnShell(spec, ctx.stdin);
+  const failure = await spawned(child, spec.argv[0]!);
+  if (failure) return failure;
+  const pid = child.pid!;
+  const group = ctx.processes.track({ pgid: pid, sessionId: ctx.sessionId, kind: 'run' });
+
+  child.stdout!.on('data', (chunk: Buffer) => stdout.write(chunk));
+  child.stderr!.on('data', (chunk: Buffer) => stderr.write(chunk));
+  const pipesClosed = Promise.all([closed(child.stdout), closed(child.stderr)]);
+  const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
+
+  const deadline = new Deadline(spec.timeoutMs, ctx.signal);
+  const killed = deadline.fired.then(() => terminateGroup(pid, config.graceMs));
+
+  const [exitCode, signal] = await exited;
+  // After the exit, wait for the pipes, but never past graceMs unless a kill is under way.
+  await Promise.race([pipesClosed, delay(config.graceMs), deadline.fired.then(() => killed)]);
+  if (deadline.reason) await killed;
+  deadline.dispose();
+
+  child.stdout!.destroy();
+  child.stderr!.destroy();
+  if (!deadline.reason && groupAlive(pid)) group.kind = 'leftover';
+  else ctx.processes.untrack(group);
+
+  return {
+    exitCode,
+    signal,
+    timedOut: deadline.reason === 'timeout',
+    aborted: deadline.reason === 'abort',
+    timeoutMs: spec.timeoutMs,
+    durationMs: Math.round(performance.now() - started),
+    pid,
+    stdout: stdout.finish(),
+    stderr: stderr.finish(),
+  };
+}

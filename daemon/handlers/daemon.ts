@@ -1,0 +1,48 @@
+/** `daemon/status` and `daemon/shutdown`. */
+import { readdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { DaemonShutdown, DaemonStatus } from '../../protocol/methods.js';
+import { handler } from '../handler.js';
+
+/** Counts the files and bytes under the spill directory. */
+async function spillUsage(dir: string): Promise<{ files: number; bytes: number }> {
+  let files = 0;
+  let bytes = 0;
+  try {
+    for (const entry of await readdir(dir, { recursive: true, withFileTypes: true })) {
+      if (!entry.isFile()) continue;
+      const info = await stat(join(entry.parentPath, entry.name)).catch(() => undefined);
+      if (!info) continue;
+      files += 1;
+      bytes += info.size;
+    }
+  } catch {
+    // No spill directory yet.
+  }
+  return { files, bytes };
+}
+
+/** Handlers of the daemon-wide methods. */
+export const daemonHandlers = [
+  handler(DaemonStatus, async (_params, { daemon }) => ({
+    version: daemon.version,
+    pid: process.pid,
+    uptimeMs: Date.now() - daemon.startedAt.getTime(),
+    sessions: daemon.sessions.all().map((session) => ({
+      sessionId: session.id,
+      cwd: session.cwd,
+      connections: session.connections.size,
+      runningJobs: 0,
+    })),
+    jobs: { running: 0, settled: 0 },
+    processes: daemon.processes.count,
+    spill: await spillUsage(daemon.paths.spill),
+    config: daemon.config.get(),
+  })),
+
+  handler(DaemonShutdown, (_params, { daemon }) => {
+    // Answer first; the shutdown starts once the reply is on its way.
+    setImmediate(() => daemon.requestShutdown('daemon/shutdown'));
+    return { ok: true as const };
+  }),
+];

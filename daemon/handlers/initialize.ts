@@ -1,0 +1,36 @@
+/** `initialize`: the token handshake. */
+import { timingSafeEqual } from 'node:crypto';
+import { ExecdError } from '../../protocol/errors.js';
+import { Initialize } from '../../protocol/methods.js';
+import { PROTOCOL_VERSION, type InitializeResult } from '../../protocol/types.js';
+import { handler } from '../handler.js';
+
+function sameToken(given: string, expected: string): boolean {
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** Handlers of the handshake. */
+export const initializeHandlers = [
+  handler(Initialize, (params, { daemon, conn }): InitializeResult | ExecdError => {
+    if (!sameToken(params.token, daemon.token)) return new ExecdError('UNAUTHORIZED', 'wrong token');
+    conn.authed = true;
+    daemon.log.debug({ conn: conn.id, client: params.client.name }, 'client authenticated');
+    return {
+      protocolVersion: PROTOCOL_VERSION,
+      daemon: {
+        version: daemon.version,
+        pid: process.pid,
+        platform: process.platform,
+        startedAt: daemon.startedAt.toISOString(),
+      },
+      capabilities: {
+        shell: daemon.platform.shell,
+        background: daemon.config.get().enableRunInBackground,
+        sandboxModes: ['danger-full-access'],
+        streaming: true,
+      },
+    };
+  }),
+];

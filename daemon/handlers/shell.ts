@@ -1,0 +1,79 @@
+/** `shell/resolve` and `shell/run`: resolve once, then run the resolved spec. */
+import { join } from 'node:path';
+import { ExecdError } from '../../protocol/errors.js';
+import { OutputProgressType, ShellResolve, ShellRun, type ExecRequest } from '../../protocol/methods.js';
+import type { ExecSpec } from '../../protocol/types.js';
+import { maskEnv } from '../env.js';
+import { runForeground } from '../executor/run.js';
+import type { DaemonContext } from '../context.js';
+import { handler, type HandlerContext } from '../handler.js';
+import { resolveSpec } from '../resolve.js';
+import { sessionSpillDir } from '../session-lifecycle.js';
+
+/** Resolves a request against its session; SESSION_NOT_FOUND when this connection has not opened it. */
+export function resolveRequest(request: ExecRequest, { daemon, conn }: HandlerContext): ExecSpec | ExecdError {
+  const session = daemon.sessions.require(request.sessionId, conn);
+  if (session instanceof ExecdError) return session;
+  return resolveSpec(request, {
+    session,
+    config: daemon.config.get(),
+    daemonCwd: process.cwd(),
+    baseEnv: daemon.baseEnv,
+    shellArgv: daemon.platform.shellArgv,
+  });
+}
+
+/** LIMIT_EXCEEDED when a new process would pass `maxProcesses` or stdin passes `maxStdinBytes`. */
+export function checkSpawnLimits(daemon: DaemonContext, stdin: string | undefined): ExecdError | undefined {
+  const config = daemon.config.get();
+  if (stdin !== undefined && Buffer.byteLength(stdin) > config.maxStdinBytes) {
+    return new ExecdError('LIMIT_EXCEEDED', `stdin is larger than maxStdinBytes (${config.maxStdinBytes})`);
+  }
+  if (daemon.processes.count >= config.maxProcesses) {
+    return new ExecdError('LIMIT_EXCEEDED', `maxProcesses limit reached (${config.maxProcesses})`);
+  }
+  return undefined;
+}
+
+/** Handlers of the foreground shell methods. */
+export const shellHandlers = [
+  handler(ShellResolve, (params, ctx) => {
+    const spec = resolveRequest(params, ctx);
+    return spec instanceof ExecdError ? spec : { ...spec, env: maskEnv(spec.env) };
+  }),
+
+  handler(ShellRun, async (params, ctx) => {
+    const { daemon, conn, token } = ctx;
+    const spec = resolveRequest(params, ctx);
+    if (spec instanceof ExecdError) return spec;
+    const limited = checkSpawnLimits(daemon, params.stdin);
+    if (limited) return limited;
+    if (spec.sandboxPolicy.mode !== 'danger-full-access') {
+      return new ExecdError('SANDBOX_UNAVAILABLE', `no sandbox runner can enforce ${spec.sandboxPolicy.mode} on this machine`);
+    }
+
+    const controller = new AbortController();
+    const cancel = token.onCancellationRequested(() => controller.abort());
+    const { outputToken } = params;
+    const runName = daemon.nextRunName();
+    const done = runForeground(spec, {
+      config: daemon.config.get(),
+      sessionId: params.sessionId,
+      spillPath: (stream) => join(sessionSpillDir(daemon, params.sessionId), `${runName}.${stream}`),
+      processes: daemon.processes,
+      signal: controller.signal,
+      stdin: params.stdin,
+      onOutput:
+        outputToken === undefined
+          ? undefined
+          : (stream, text) => {
+              if (!conn.closed) void conn.rpc.sendProgress(OutputProgressType, outputToken, { stream, text }).catch(() => {});
+            },
+    });
+    daemon.runs.add({ sessionId: params.sessionId, owner: conn, controller, done });
+    const result = await done;
+    cancel.dispose();
+    if (result instanceof ExecdError) return result;
+    return { ...result, sandbox: { mode: spec.sandboxPolicy.mode, denied: false } };
+  }),
+];

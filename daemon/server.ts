@@ -1,0 +1,131 @@
+/**
+ * Assembles a daemon: state dir, token, configuration, socket, connections, and the graceful
+ * shutdown that leaves no process, timer or socket behind.
+ */
+import { readFileSync, unlinkSync } from 'node:fs';
+import type { Server } from 'node:net';
+import { ConfigSchema, type ConfigPatch } from '../protocol/config.js';
+import { ExecdError } from '../protocol/errors.js';
+import { PLATFORM, type PlatformFacts } from '../protocol/platform.js';
+import { ActiveRuns } from './active-runs.js';
+import { ConfigStore, parseConfigPatch, readConfigFile } from './config-store.js';
+import { ClientConnection } from './connection.js';
+import type { DaemonContext } from './context.js';
+import { scrubEnv } from './env.js';
+import { HANDLERS } from './handlers/index.js';
+import type { Logger } from './logger.js';
+import { ProcessRegistry } from './process-registry.js';
+import { SessionTable } from './sessions.js';
+import { listenPrivately } from './socket.js';
+import { checkPrivateDir, ensureToken, statePaths } from './state-dir.js';
+
+/** How to start a daemon. */
+export interface DaemonOptions {
+  socketPath: string;
+  stateDir: string;
+  log: Logger;
+  /** `serve` flags: applied over the config file. */
+  configFlags?: ConfigPatch;
+  platform?: PlatformFacts;
+}
+
+/** A running daemon. */
+export interface RunningDaemon {
+  context: DaemonContext;
+  /** Resolves when the daemon has shut down completely. */
+  closed: Promise<void>;
+  /** Starts a graceful shutdown and resolves when it is complete. */
+  shutdown(reason: string): Promise<void>;
+}
+
+/** The package version, read once. */
+export const VERSION: string = (
+  JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
+).version;
+
+/** Builds the configuration from defaults, the config file and the flags; throws a one-line reason. */
+function initialConfig(path: string, flags: ConfigPatch | undefined) {
+  const fromFile = readConfigFile(path);
+  if (fromFile instanceof ExecdError) throw new Error(fromFile.message);
+  const fromFlags = parseConfigPatch(flags ?? {}, '--config');
+  if (fromFlags instanceof ExecdError) throw new Error(fromFlags.message);
+  const parsed = ConfigSchema.safeParse({ ...fromFile, ...fromFlags });
+  if (!parsed.success) throw new Error(`configuration: ${parsed.error.issues[0]?.message}`);
+  return parsed.data;
+}
+
+/** Starts a daemon; rejects with a one-line reason when it cannot. */
+export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon> {
+  const platform = options.platform ?? PLATFORM;
+  const paths = statePaths(options.stateDir);
+  const refusal = checkPrivateDir(options.stateDir);
+  if (refusal) throw new Error(`refusing state directory: ${refusal}`);
+  const config = new ConfigStore(paths.config, initialConfig(paths.config, options.configFlags));
+  const startedAt = new Date();
+  const stamp = startedAt.getTime().toString(36);
+  let runCounter = 0;
+  const connections = new Set<ClientConnection>();
+  let server: Server | undefined;
+  let shutdownPromise: Promise<void> | undefined;
+  let markClosed: () => void = () => {};
+  const closed = new Promise<void>((resolve) => (markClosed = resolve));
+
+  const context: DaemonContext = {
+    version: VERSION,
+    startedAt,
+    stateDir: options.stateDir,
+    socketPath: options.socketPath,
+    paths,
+    token: ensureToken(paths.token),
+    platform,
+    baseEnv: scrubEnv(process.env),
+    log: options.log,
+    config,
+    sessions: new SessionTable(),
+    processes: new ProcessRegistry(),
+    runs: new ActiveRuns(),
+    shuttingDown: false,
+    requestShutdown: (reason) => void shutdown(reason),
+    nextRunName: () => `run-${stamp}-${++runCounter}`,
+  };
+
+  async function shutdown(reason: string): Promise<void> {
+    shutdownPromise ??= (async () => {
+      context.shuttingDown = true;
+      context.log.info({ reason }, 'shutting down');
+      server?.close();
+      const graceMs = config.get().graceMs;
+      // In-flight runs are answered (aborted) before their connections go.
+      await context.runs.abortWhere(() => true);
+      await context.processes.killLeftovers(undefined, graceMs);
+      for (const conn of connections) conn.close();
+      if (platform.socketIsFile) {
+        try {
+          unlinkSync(options.socketPath);
+        } catch {
+          // Already removed.
+        }
+      }
+      context.log.info('shut down');
+      markClosed();
+    })();
+    return shutdownPromise;
+  }
+
+  server = await listenPrivately(options.socketPath, platform, (socket) => {
+    if (context.shuttingDown) {
+      socket.destroy();
+      return;
+    }
+    const conn = new ClientConnection(socket, context, HANDLERS);
+    connections.add(conn);
+    conn.onClose(() => {
+      connections.delete(conn);
+      context.sessions.detach(conn);
+      // A dropped client leaves no foreground process behind; its background jobs live on.
+      void context.runs.abortWhere((run) => run.owner === conn);
+    });
+  });
+  context.log.info({ socket: options.socketPath, stateDir: options.stateDir, version: VERSION }, 'listening');
+  return { context, closed, shutdown };
+}

@@ -1,0 +1,55 @@
+/**
+ * The application error table of SPEC §2.3. Every error execd reports has a stable name, a code
+ * and a message that names what was wrong and the value; `error.data.code` carries the name.
+ */
+
+/** Application error codes, by stable name. */
+export const ErrorCodes = {
+  UNAUTHORIZED: -32001,
+  SESSION_NOT_FOUND: -32002,
+  JOB_NOT_FOUND: -32003,
+  FORBIDDEN: -32004,
+  BACKGROUND_DISABLED: -32005,
+  SANDBOX_UNAVAILABLE: -32006,
+  SPAWN_FAILED: -32007,
+  LIMIT_EXCEEDED: -32008,
+  SHUTTING_DOWN: -32009,
+} as const;
+
+/** The name of an application error (`error.data.code`). */
+export type ErrorName = keyof typeof ErrorCodes;
+
+/** JSON-RPC's own code for a params schema failure. */
+export const INVALID_PARAMS = -32602;
+
+/** The `data` member of every execd error response. */
+export interface ErrorData {
+  code: ErrorName | 'INVALID_PARAMS';
+}
+
+/** The exact message of a refused `shell/start` (SPEC §2.3, shared with the tool's validation). */
+export const BACKGROUND_DISABLED_MESSAGE =
+  'run_in_background is disabled for this deployment (enableRunInBackground: false)';
+
+/**
+ * A failure as a value: returned, never thrown, by daemon code; the server turns it into a JSON-RPC
+ * error response at the boundary.
+ */
+export class ExecdError {
+  constructor(
+    readonly name: ErrorName | 'INVALID_PARAMS',
+    readonly message: string,
+  ) {}
+
+  /** The JSON-RPC error code of this failure. */
+  get code(): number {
+    return this.name === 'INVALID_PARAMS' ? INVALID_PARAMS : ErrorCodes[this.name];
+  }
+}
+
+/** Name of the error behind a JSON-RPC error code, if it is one of execd's. */
+export function errorNameOf(code: number): ErrorName | 'INVALID_PARAMS' | undefined {
+  if (code === INVALID_PARAMS) return 'INVALID_PARAMS';
+  const entry = Object.entries(ErrorCodes).find(([, value]) => value === code);
+  return entry?.[0] as ErrorName | undefined;
+}

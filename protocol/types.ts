@@ -1,0 +1,175 @@
+/** Result types of the protocol (SPEC §2.1). Params are declared as zod schemas in `methods.ts`. */
+import type { Config } from './config.js';
+import type { SandboxMode, SandboxPolicy } from './sandbox.js';
+
+/** The protocol version this build speaks. */
+export const PROTOCOL_VERSION = 1;
+
+/** One captured stream: `text` is the tail, `spillPath` the file holding all of it. */
+export interface CollectedOutput {
+  /** The last bytes of the stream, at most the capture limit, decoded as UTF-8. */
+  text: string;
+  /** True when `text` is not the whole stream. */
+  truncated: boolean;
+  /** File with the complete stream; absent when nothing spilled or the spill cap was passed. */
+  spillPath?: string;
+}
+
+/** A fully resolved request: nothing below `resolve` re-defaults (SPEC §1.2). */
+export interface ExecSpec {
+  command: string;
+  /** Exactly the argv spawned, e.g. `['bash', '-c', command]`. */
+  argv: string[];
+  workdir: string;
+  timeoutMs: number;
+  stdoutMaxBytes: number;
+  /** The final merged environment; credential-shaped values are masked in replies. */
+  env: Record<string, string>;
+  sandboxPolicy: SandboxPolicy;
+}
+
+/** What the sandbox did to a run (SPEC §6). */
+export interface SandboxReport {
+  mode: SandboxMode;
+  /** True when the command hit a denied write. */
+  denied: boolean;
+  /** The runner that enforced the mode, e.g. `bwrap`; absent when unconfined. */
+  enforcement?: string;
+  /** True when the runner failed before the command ran (background jobs). */
+  runnerFailed?: boolean;
+}
+
+/** The result of a foreground run: exit facts reported independently, never an error. */
+export interface ShellRunResult {
+  exitCode: number | null;
+  signal: string | null;
+  /** The executor's own timeout fired first. */
+  timedOut: boolean;
+  /** The caller cancelled first. Never true together with `timedOut`. */
+  aborted: boolean;
+  timeoutMs: number;
+  durationMs: number;
+  pid: number;
+  stdout: CollectedOutput;
+  stderr: CollectedOutput;
+  sandbox?: SandboxReport;
+}
+
+/** A background job's lifecycle state. */
+export type JobStatus = 'running' | 'stopping' | 'completed' | 'killed' | 'failed';
+
+/** A snapshot of one background job. */
+export interface JobSnapshot {
+  id: string;
+  kind: 'bash';
+  /** The command. */
+  label: string;
+  ownerSession: string;
+  status: JobStatus;
+  /** `exit code: N`, `signal: SIGTERM`, `spawn failed: <reason>`, … */
+  detail?: string;
+  pid: number;
+  exitCode: number | null;
+  signal: string | null;
+  /** ISO 8601. */
+  startedAt: string;
+  finishedAt?: string;
+  /** Whether some connection received this job's settlement. */
+  reported: boolean;
+  stdoutBytes: number;
+  stderrBytes: number;
+  sandbox?: SandboxReport;
+}
+
+/** Reply to `initialize`. */
+export interface InitializeResult {
+  protocolVersion: typeof PROTOCOL_VERSION;
+  daemon: { version: string; pid: number; platform: string; startedAt: string };
+  capabilities: {
+    shell: 'bash' | 'pwsh';
+    background: boolean;
+    sandboxModes: SandboxMode[];
+    streaming: true;
+  };
+}
+
+/** Reply to `session/open`. */
+export interface SessionOpenResult {
+  sessionId: string;
+  /** True when the session already existed in the daemon. */
+  reattached: boolean;
+  jobs: JobSnapshot[];
+}
+
+/** Reply to `session/close`. */
+export interface SessionCloseResult {
+  killedJobs: number;
+  removedFiles: number;
+}
+
+/** Reply to `shell/start`. */
+export interface ShellStartResult {
+  jobId: string;
+  pid: number;
+  startedAt: string;
+}
+
+/** Reply to `job/read`: what is new since the last read. */
+export interface JobReadResult {
+  /** New stdout, then `[stderr]\n` and new stderr when there is any (SPEC §1.6). */
+  delta: string;
+  /** True when the reader fell behind the in-memory window; the log files hold everything. */
+  lossy: boolean;
+  stdoutSpillPath?: string;
+  stderrSpillPath?: string;
+  job: JobSnapshot;
+}
+
+/** One stream of a `job/peek`. */
+export interface PeekedStream {
+  text: string;
+  /** Whole-stream byte offset to pass next time. */
+  nextOffset: number;
+  /** True when bytes between the asked offset and the window were dropped from memory. */
+  lossy: boolean;
+}
+
+/** Reply to `job/peek`. */
+export interface JobPeekResult {
+  stdout: PeekedStream;
+  stderr: PeekedStream;
+  job: JobSnapshot;
+}
+
+/** One session in `daemon/status`. */
+export interface SessionStatus {
+  sessionId: string;
+  cwd: string;
+  connections: number;
+  runningJobs: number;
+}
+
+/** Reply to `daemon/status`. */
+export interface DaemonStatusResult {
+  version: string;
+  pid: number;
+  uptimeMs: number;
+  sessions: SessionStatus[];
+  jobs: { running: number; settled: number };
+  /** Processes the daemon is responsible for right now (runs, jobs, leftovers). */
+  processes: number;
+  spill: { files: number; bytes: number };
+  config: Config;
+}
+
+/** Params of the `$/progress` notifications of a streamed `shell/run`. */
+export interface OutputProgress {
+  stream: 'stdout' | 'stderr';
+  text: string;
+}
+
+/** Params of the `job/exited` notification. */
+export interface JobExitedParams {
+  sessionId: string;
+  job: JobSnapshot;
+}
