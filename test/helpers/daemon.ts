@@ -1,0 +1,123 @@
+/**
+ * A real daemon for a test: the built `execd serve` in a subprocess, on a temporary socket and
+ * state dir, stopped and cleaned up when the test finishes — also when it fails.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { onTestFinished } from 'vitest';
+import { connect, type ConnectOptions, type ExecdClient } from '../../client/connection.js';
+import { SessionOpen } from '../../protocol/methods.js';
+import { waitFor } from './wait.js';
+import { pidAlive } from './procs.js';
+
+/** The built CLI entry. */
+export const CLI = join(import.meta.dirname, '..', '..', 'dist', 'client', 'cli', 'main.js');
+
+/** Options of a test daemon. */
+export interface TestDaemonOptions {
+  /** Extra environment of the daemon process. */
+  env?: Record<string, string>;
+  /** `--config KEY=VALUE` flags. */
+  config?: Record<string, unknown>;
+  /** Reuse a state dir (restart scenarios); default: a fresh one. */
+  stateDir?: string;
+  /** Reuse a socket path; default: a fresh one. */
+  socketPath?: string;
+  extraArgs?: string[];
+}
+
+/** A daemon started for a test. */
+export interface TestDaemon {
+  dir: string;
+  socketPath: string;
+  stateDir: string;
+  proc: ChildProcess;
+  pid: number;
+  /** What the daemon wrote to stderr (its log in the foreground). */
+  stderr(): string;
+  /** Connects an authenticated client, closed when the test finishes. */
+  connect(options?: ConnectOptions): Promise<ExecdClient>;
+  /** Connects and opens a session with `cwd` (default: the temp dir). */
+  session(sessionId: string, cwd?: string): Promise<ExecdClient>;
+  /** SIGTERM and wait for the exit; resolves with the exit code. */
+  stop(): Promise<number | null>;
+  /** SIGKILL (a crash) and wait for the exit. */
+  crash(): Promise<void>;
+}
+
+function exited(proc: ChildProcess): Promise<number | null> {
+  if (proc.exitCode !== null || proc.signalCode !== null) return Promise.resolve(proc.exitCode);
+  return new Promise((resolve) => proc.once('exit', (code) => resolve(code)));
+}
+
+/** Starts a daemon for the current test. */
+export async function startDaemon(options: TestDaemonOptions = {}): Promise<TestDaemon> {
+  const dir = mkdtempSync(join(tmpdir(), 'execd-test-'));
+  const socketPath = options.socketPath ?? join(dir, 'run', 'execd.sock');
+  const stateDir = options.stateDir ?? join(dir, 'state');
+  const args = [CLI, 'serve', '--socket', socketPath, '--state-dir', stateDir, '--log-level', 'debug'];
+  for (const [key, value] of Object.entries(options.config ?? {})) args.push('--config', `${key}=${JSON.stringify(value)}`);
+  args.push(...(options.extraArgs ?? []));
+  const env: NodeJS.ProcessEnv = { ...process.env, ...options.env };
+  delete env.EXECD_SOCKET;
+  delete env.EXECD_STATE_DIR;
+  delete env.EXECD_TOKEN;
+  const proc = spawn(process.execPath, args, { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  proc.stderr!.setEncoding('utf8').on('data', (text: string) => (stderr += text));
+  const clients: ExecdClient[] = [];
+
+  const daemon: TestDaemon = {
+    dir,
+    socketPath,
+    stateDir,
+    proc,
+    pid: proc.pid!,
+    stderr: () => stderr,
+    async connect(connectOptions = {}) {
+      const client = await connect({ socketPath, stateDir, clientName: 'test', ...connectOptions });
+      clients.push(client);
+      return client;
+    },
+    async session(sessionId, cwd = dir) {
+      const client = await daemon.connect();
+      await client.call(SessionOpen, { sessionId, cwd });
+      return client;
+    },
+    async stop() {
+      if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGTERM');
+      return exited(proc);
+    },
+    async crash() {
+      proc.kill('SIGKILL');
+      await exited(proc);
+    },
+  };
+
+  onTestFinished(async () => {
+    for (const client of clients) client.close();
+    await daemon.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  await waitFor(
+    async () => {
+      if (proc.exitCode !== null) throw new Error(`daemon exited early (${proc.exitCode}): ${stderr}`);
+      return stderr.includes('"msg":"listening"');
+    },
+    'the daemon to listen',
+  );
+  return daemon;
+}
+
+/** Waits until none of `pids` is alive; returns the ones still alive after the wait (empty = good). */
+export async function waitPidsGone(pids: number[], timeoutMs = 10_000): Promise<number[]> {
+  try {
+    await waitFor(() => pids.every((pid) => !pidAlive(pid)), `pids ${pids.join(',')} to exit`, { timeoutMs });
+  } catch {
+    // Report what is left; the caller asserts on it.
+  }
+  return pids.filter(pidAlive);
+}
