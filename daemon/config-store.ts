@@ -8,10 +8,11 @@ import { ExecdError } from '../protocol/errors.js';
 import { formatZodError } from '../protocol/fields.js';
 
 /** Validates a patch against the schema; returns the parsed patch or an INVALID_PARAMS error. */
-export function parseConfigPatch(patch: unknown, source: string): ConfigPatch | ExecdError {
+export function parseConfigPatch(patch: unknown, source?: string): ConfigPatch | ExecdError {
   const parsed = ConfigPatchSchema.safeParse(patch);
-  if (!parsed.success) return new ExecdError('INVALID_PARAMS', `${source}: ${formatZodError(parsed.error)}`);
-  return parsed.data;
+  if (parsed.success) return parsed.data;
+  const message = formatZodError(parsed.error);
+  return new ExecdError('INVALID_PARAMS', source === undefined ? message : `${source}: ${message}`);
 }
 
 /** Reads `config.json`; a missing file is an empty patch, a bad one an error naming the file. */
@@ -47,10 +48,10 @@ export class ConfigStore {
 
   /** Applies a validated patch; on a bad value nothing changes. */
   set(patch: unknown, persist = false): Config | ExecdError {
-    const parsed = parseConfigPatch(patch, 'config');
+    const parsed = parseConfigPatch(patch);
     if (parsed instanceof ExecdError) return parsed;
     const next = ConfigSchema.safeParse({ ...this.current, ...parsed });
-    if (!next.success) return new ExecdError('INVALID_PARAMS', `config: ${formatZodError(next.error)}`);
+    if (!next.success) return new ExecdError('INVALID_PARAMS', formatZodError(next.error));
     if (persist) {
       const onDisk = readConfigFile(this.filePath);
       const merged = { ...(onDisk instanceof ExecdError ? {} : onDisk), ...parsed };

@@ -4,7 +4,7 @@
  */
 import { readFileSync, unlinkSync } from 'node:fs';
 import type { Server } from 'node:net';
-import { ConfigSchema, type ConfigPatch } from '../protocol/config.js';
+import { ConfigSchema, DEFAULT_CONFIG, type ConfigPatch } from '../protocol/config.js';
 import { ExecdError } from '../protocol/errors.js';
 import { PLATFORM, type PlatformFacts } from '../protocol/platform.js';
 import { ActiveRuns } from './active-runs.js';
@@ -49,7 +49,7 @@ function initialConfig(path: string, flags: ConfigPatch | undefined) {
   if (fromFile instanceof ExecdError) throw new Error(fromFile.message);
   const fromFlags = parseConfigPatch(flags ?? {}, '--config');
   if (fromFlags instanceof ExecdError) throw new Error(fromFlags.message);
-  const parsed = ConfigSchema.safeParse({ ...fromFile, ...fromFlags });
+  const parsed = ConfigSchema.safeParse({ ...DEFAULT_CONFIG, ...fromFile, ...fromFlags });
   if (!parsed.success) throw new Error(`configuration: ${parsed.error.issues[0]?.message}`);
   return parsed.data;
 }

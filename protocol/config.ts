@@ -9,39 +9,42 @@ import { SandboxModeSchema } from './sandbox.js';
 /** Largest delay a Node timer honours. */
 export const MAX_TIMER_MS = 2_147_483_647;
 
-/** Every configuration field, its rule and its default. */
-export const ConfigSchema = z.strictObject({
+/** Every configuration field and its rule. */
+const CONFIG_FIELDS = {
   /** Default foreground timeout. */
-  timeoutMs: positive().default(120_000),
+  timeoutMs: positive(),
   /** Cap applied to any per-call `timeoutMs`. */
-  maxTimeoutMs: positive().default(600_000),
+  maxTimeoutMs: positive(),
   /** In-memory capture per stream; past it the stream spills to a file. */
-  maxOutputBytes: positive().default(64_000),
+  maxOutputBytes: positive(),
   /** Cap of one stream's spill or log file; past it the file is discarded. */
-  maxSpillBytes: positive().default(64 * 1024 * 1024),
+  maxSpillBytes: positive(),
   /** SIGTERM → SIGKILL grace, and the wait for still-open pipes after exit. */
-  graceMs: positive().max(MAX_TIMER_MS, { error: `must be at most ${MAX_TIMER_MS}` }).default(3_000),
+  graceMs: positive().max(MAX_TIMER_MS, { error: `must be at most ${MAX_TIMER_MS}` }),
   /** Fallback working directory; absent means the daemon's `process.cwd()`. */
   cwd: absolutePath().optional(),
   /** Whether `shell/start` is allowed. */
-  enableRunInBackground: z.boolean({ error: 'must be a boolean' }).default(true),
+  enableRunInBackground: z.boolean({ error: 'must be a boolean' }),
   /** Sandbox mode for a request that names none. */
-  defaultSandboxMode: SandboxModeSchema.default('danger-full-access'),
-  /** Processes (foreground runs and running jobs) alive at once, across all sessions. */
-  maxProcesses: positiveInt().default(128),
+  defaultSandboxMode: SandboxModeSchema,
+  /** Processes (foreground runs, running jobs, leftovers) alive at once, across all sessions. */
+  maxProcesses: positiveInt(),
   /** Running background jobs per session. */
-  maxJobsPerSession: positiveInt().default(32),
+  maxJobsPerSession: positiveInt(),
   /** Sessions open at once. */
-  maxSessions: positiveInt().default(256),
+  maxSessions: positiveInt(),
   /** Largest `stdin` payload of one request, in bytes. */
-  maxStdinBytes: positiveInt().default(8 * 1024 * 1024),
+  maxStdinBytes: positiveInt(),
   /** Largest JSON-RPC message a client may send, in bytes. */
-  maxMessageBytes: positiveInt().default(16 * 1024 * 1024),
+  maxMessageBytes: positiveInt(),
   /** Total bytes of all spill and log files; the retention sweep removes the oldest past it. */
-  spillQuotaBytes: positive().default(4 * 1024 * 1024 * 1024),
+  spillQuotaBytes: positive(),
   /** Age after which a spill or log file of a settled run or job is removed by the sweep. */
-  spillRetentionMs: positive().default(7 * 24 * 3_600_000),
-});
+  spillRetentionMs: positive(),
+};
+
+/** A complete configuration: every field present (but `cwd`). */
+export const ConfigSchema = z.strictObject(CONFIG_FIELDS);
 
 /** A fully resolved configuration. */
 export type Config = z.output<typeof ConfigSchema>;
@@ -52,5 +55,20 @@ export const ConfigPatchSchema = ConfigSchema.partial();
 /** A partial configuration update. */
 export type ConfigPatch = z.input<typeof ConfigPatchSchema>;
 
-/** The built-in defaults. */
-export const DEFAULT_CONFIG: Config = Object.freeze(ConfigSchema.parse({}));
+/** The built-in defaults: the one place they live. */
+export const DEFAULT_CONFIG: Config = Object.freeze({
+  timeoutMs: 120_000,
+  maxTimeoutMs: 600_000,
+  maxOutputBytes: 64_000,
+  maxSpillBytes: 64 * 1024 * 1024,
+  graceMs: 3_000,
+  enableRunInBackground: true,
+  defaultSandboxMode: 'danger-full-access',
+  maxProcesses: 128,
+  maxJobsPerSession: 32,
+  maxSessions: 256,
+  maxStdinBytes: 8 * 1024 * 1024,
+  maxMessageBytes: 16 * 1024 * 1024,
+  spillQuotaBytes: 4 * 1024 * 1024 * 1024,
+  spillRetentionMs: 7 * 24 * 3_600_000,
+});

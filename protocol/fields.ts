@@ -29,10 +29,11 @@ export const SessionIdSchema = z
 export const EnvMapSchema = z.record(z.string(), z.string({ error: 'must be a string' }));
 
 /** A map of managed `DSH_*` variables; every key must start with `DSH_`. */
-export const DshEnvMapSchema = z.record(
-  z.string().regex(/^DSH_[A-Za-z0-9_]*$/, { error: 'keys must start with DSH_' }),
-  z.string({ error: 'must be a string' }),
-);
+export const DshEnvMapSchema = EnvMapSchema.superRefine((map, ctx) => {
+  for (const key of Object.keys(map)) {
+    if (!key.startsWith('DSH_')) ctx.addIssue({ code: 'custom', message: `keys must start with DSH_ (got ${key})` });
+  }
+});
 
 /** A job id, `bash-<n>`. */
 export const JobIdSchema = z.string({ error: 'must be a string' }).regex(/^[a-z]+-\d+$/, { error: 'must look like bash-<n>' });
@@ -46,7 +47,7 @@ export function formatZodError(error: z.ZodError): string {
     .slice(0, 3)
     .map((issue) => {
       const field = issue.path.length > 0 ? issue.path.join('.') : 'params';
-      return issue.message.startsWith('must ') || issue.message.startsWith('keys ')
+      return /^(must|keys) /.test(issue.message)
         ? `${field} ${issue.message}`
         : `${field}: ${issue.message}`;
     })
