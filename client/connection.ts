@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import {
   CancellationTokenSource,
   createMessageConnection,
+  ErrorCodes as RpcErrorCodes,
   ResponseError,
   SocketMessageReader,
   SocketMessageWriter,
@@ -54,6 +55,9 @@ export class ExecdConnectError extends Error {
 }
 
 function toClientError(error: unknown): Error {
+  if (error instanceof ResponseError && error.code === RpcErrorCodes.PendingResponseRejected) {
+    return new ExecdConnectError('the connection to the daemon was lost before it answered');
+  }
   if (error instanceof ResponseError) {
     return new ExecdRpcError(error.code, errorNameOf(error.code) ?? 'RPC_ERROR', error.message);
   }
@@ -174,6 +178,11 @@ export async function connect(options: ConnectOptions = {}): Promise<ExecdClient
   const token = options.token ?? readToken(endpoint.stateDir);
   const socket = await openSocket(endpoint.socketPath);
   const rpc = createMessageConnection(new SocketMessageReader(socket), new SocketMessageWriter(socket));
+  // A daemon that hangs up must not leave requests pending: disposing rejects them. The dispose
+  // waits a moment because vscode-jsonrpc dispatches received messages one per event-loop turn,
+  // and the answers that arrived just before the close (an UNAUTHORIZED, the aborted results of a
+  // shutdown) must still be delivered.
+  rpc.onClose(() => setTimeout(() => rpc.dispose(), 25));
   rpc.listen();
   try {
     const info = await rpc.sendRequest(Initialize.type, {

@@ -13,6 +13,7 @@ import {
   ResponseError,
   SocketMessageReader,
   SocketMessageWriter,
+  type Message,
   type MessageConnection,
 } from 'vscode-jsonrpc/node.js';
 import { ExecdError, type ErrorData } from '../protocol/errors.js';
@@ -23,6 +24,16 @@ import type { HandlerEntry } from './handler.js';
 import type { SessionHolder } from './sessions.js';
 
 let connectionCounter = 0;
+
+/** A writer that can hang up right after its next message is on the wire. */
+class HangUpWriter extends SocketMessageWriter {
+  hangUp: (() => void) | undefined;
+
+  override async write(message: Message): Promise<void> {
+    await super.write(message);
+    this.hangUp?.();
+  }
+}
 
 /** Turns an error value into the JSON-RPC error response. */
 export function toResponseError(error: ExecdError): ResponseError<ErrorData> {
@@ -37,13 +48,15 @@ export class ClientConnection implements SessionHolder {
   authed = false;
   private closedFlag = false;
   private readonly closeListeners: Array<() => void> = [];
+  private readonly writer: HangUpWriter;
 
   constructor(
     readonly socket: Socket,
     private readonly daemon: DaemonContext,
     handlers: readonly HandlerEntry[],
   ) {
-    this.rpc = createMessageConnection(new SocketMessageReader(socket), new SocketMessageWriter(socket));
+    this.writer = new HangUpWriter(socket);
+    this.rpc = createMessageConnection(new SocketMessageReader(socket), this.writer);
     for (const entry of handlers) {
       this.rpc.onRequest(entry.decl.method, (params: unknown, token) => this.dispatch(entry, params, token));
     }
@@ -80,8 +93,8 @@ export class ClientConnection implements SessionHolder {
   }
 
   private refuse(): ResponseError<ErrorData> {
-    // Let the answer go out first, then hang up.
-    setImmediate(() => this.close());
+    // The answer goes out first, then the connection is closed.
+    this.writer.hangUp = () => this.close();
     return toResponseError(new ExecdError('UNAUTHORIZED', 'the first request must be initialize with the daemon token'));
   }
 
