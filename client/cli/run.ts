@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import { SessionOpen } from '../../protocol/methods.js';
 import type { ShellRunResult } from '../../protocol/types.js';
 import { connect } from '../connection.js';
-import { renderResult, truncationLine } from '../render.js';
+import { exitMarker, renderResult, sandboxDeniedLine, timeoutLine, truncationLine } from '../render.js';
 import { CliError } from './errors.js';
 import { constants as os } from 'node:os';
 
@@ -34,10 +34,10 @@ export function modelSuffix(result: ShellRunResult): string[] {
   const lines: string[] = [];
   if (result.stdout.truncated) lines.push(truncationLine(result.stdout));
   if (result.stderr.truncated) lines.push(truncationLine(result.stderr));
-  if (result.sandbox?.denied) lines.push(`[sandbox: file access denied under ${result.sandbox.mode} mode]`);
-  if (result.timedOut) lines.push(`[timed out after ${result.timeoutMs}ms]`);
-  if (result.signal) lines.push(`[killed by signal: ${result.signal}]`);
-  else if (result.exitCode !== null && result.exitCode !== 0) lines.push(`[exit code: ${result.exitCode}]`);
+  if (result.sandbox?.denied) lines.push(sandboxDeniedLine(result.sandbox.mode));
+  if (result.timedOut) lines.push(timeoutLine(result.timeoutMs));
+  const marker = exitMarker(result);
+  if (marker) lines.push(marker);
   return lines;
 }
 

@@ -1,0 +1,145 @@
+/**
+ * The model's arguments (SPEC §3.1): one zod schema per configuration, from which both the JSON
+ * Schema the model reads and the validation with its byte-exact messages come.
+ */
+import { z } from 'zod';
+import { BACKGROUND_DISABLED_MESSAGE } from '../../protocol/errors.js';
+import { ESCALATION_TARGETS } from '../../protocol/sandbox.js';
+import type { JsonSchema } from './types.js';
+
+/** Which optional parameters a deployment offers. */
+export interface ArgsConfig {
+  /** `run_in_background` is advertised and accepted. */
+  background: boolean;
+  /** `sandbox_permissions` and `justification` are advertised and accepted. */
+  escalation: boolean;
+}
+
+/** A value as quoted in a message: JSON, except for what JSON cannot say. */
+export function describeValue(value: unknown): string {
+  if (value === undefined) return 'undefined';
+  if (typeof value === 'number' && !Number.isFinite(value)) return String(value);
+  return JSON.stringify(value) ?? String(value);
+}
+
+/** A required string that must not be empty or whitespace only. */
+function nonEmptyString(field: string) {
+  const message = `invalid ${field}: expected a non-empty string`;
+  return z.string({ error: message }).refine((value) => value.trim().length > 0, { error: message });
+}
+
+const timeoutMs = z
+  .number({ error: (issue) => `invalid timeoutMs: expected a positive number, got ${describeValue(issue.input)}` })
+  .positive({ error: (issue) => `invalid timeoutMs: expected a positive number, got ${describeValue(issue.input)}` });
+
+/** The base parameters, offered in every configuration. */
+const baseShape = {
+  command: nonEmptyString('command').describe('The command to run.'),
+  description: nonEmptyString('description').describe(
+    'What the command does, in 5-10 words; shown to the user.',
+  ),
+  timeoutMs: timeoutMs.optional().describe('Timeout in milliseconds (optional; capped by the deployment).'),
+  workdir: nonEmptyString('workdir')
+    .optional()
+    .describe('Working directory; a relative path resolves against the session working directory.'),
+};
+
+const backgroundShape = {
+  run_in_background: z
+    .boolean({ error: (issue) => `invalid run_in_background: expected a boolean, got ${describeValue(issue.input)}` })
+    .optional()
+    .describe('Start the command as a background job and return its id at once.'),
+};
+
+const escalationShape = {
+  sandbox_permissions: z
+    .enum(ESCALATION_TARGETS, {
+      error: (issue) =>
+        `invalid sandbox_permissions: expected one of ${ESCALATION_TARGETS.join(', ')}, got ${describeValue(issue.input)}`,
+    })
+    .optional()
+    .describe('Ask the user to run this command under a wider sandbox mode (needs a justification).'),
+  justification: nonEmptyString('justification')
+    .optional()
+    .describe('One sentence telling the user why the wider sandbox mode is needed.'),
+};
+
+/** The zod schema of the shell tool's arguments for a configuration. */
+export function shellArgsSchema(config: ArgsConfig) {
+  return z.object(
+    {
+      ...baseShape,
+      ...(config.background ? backgroundShape : {}),
+      ...(config.escalation ? escalationShape : {}),
+    },
+    { error: (issue) => `invalid arguments: expected an object, got ${describeValue(issue.input)}` },
+  );
+}
+
+/** Validated arguments of one shell tool call. */
+export interface ShellArgs {
+  command: string;
+  description: string;
+  timeoutMs?: number;
+  workdir?: string;
+  run_in_background?: boolean;
+  sandbox_permissions?: (typeof ESCALATION_TARGETS)[number];
+  justification?: string;
+}
+
+/** The JSON Schema handed to the model for a configuration. */
+export function shellArgsJsonSchema(config: ArgsConfig): JsonSchema {
+  return jsonSchemaOf(shellArgsSchema(config));
+}
+
+/** The JSON Schema of a zod object, for a model (no `$schema` key, unknown keys refused). */
+export function jsonSchemaOf(schema: z.ZodType): JsonSchema {
+  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io: 'input' }) as JsonSchema;
+  return { ...rest, additionalProperties: false };
+}
+
+/** The outcome of validating the model's arguments: the arguments, or the exact message. */
+export type Validated<T> = { ok: true; args: T } | { ok: false; message: string };
+
+function hasKey(args: unknown, key: string): boolean {
+  return typeof args === 'object' && args !== null && Object.hasOwn(args, key);
+}
+
+/**
+ * Validates the model's arguments before anything reaches the daemon. Keys the schema did not
+ * advertise are refused when they would change what runs; other unknown keys are ignored.
+ */
+export function validateShellArgs(args: unknown, config: ArgsConfig): Validated<ShellArgs> {
+  if (!config.background && hasKey(args, 'run_in_background')) return { ok: false, message: BACKGROUND_DISABLED_MESSAGE };
+  if (!config.escalation && (hasKey(args, 'sandbox_permissions') || hasKey(args, 'justification'))) {
+    return { ok: false, message: 'sandbox_permissions is not available: this session offers no sandbox escalation' };
+  }
+  const parsed = shellArgsSchema(config).safeParse(args);
+  if (!parsed.success) return { ok: false, message: parsed.error.issues[0]!.message };
+  const valid = parsed.data as ShellArgs;
+  const pairing = checkEscalationPair(valid);
+  return pairing ? { ok: false, message: pairing } : { ok: true, args: valid };
+}
+
+/** `sandbox_permissions` and `justification` come together; the message when they do not. */
+function checkEscalationPair(args: ShellArgs): string | undefined {
+  if (args.sandbox_permissions !== undefined && args.justification === undefined) {
+    return 'invalid sandbox_permissions: a non-empty justification is required with it';
+  }
+  if (args.justification !== undefined && args.sandbox_permissions === undefined) {
+    return 'invalid justification: it is only accepted together with sandbox_permissions';
+  }
+  return undefined;
+}
+
+/** The schema of `job_output` and `job_kill`. */
+export const JobArgsSchema = z.object(
+  { job_id: nonEmptyString('job_id').describe('The id of a background job, e.g. bash-3.') },
+  { error: (issue) => `invalid arguments: expected an object, got ${describeValue(issue.input)}` },
+);
+
+/** Validates the arguments of a job tool. */
+export function validateJobArgs(args: unknown): Validated<{ job_id: string }> {
+  const parsed = JobArgsSchema.safeParse(args);
+  return parsed.success ? { ok: true, args: parsed.data } : { ok: false, message: parsed.error.issues[0]!.message };
+}

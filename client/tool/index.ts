@@ -1,0 +1,98 @@
+/**
+ * The ready tool set a harness registers for its model (SPEC §3): the shell tool of this platform
+ * (`bash`, or `pwsh` on Windows), `job_output` and `job_kill` when background runs are enabled, the
+ * system-prompt section, and completion notices of background jobs.
+ */
+import { SessionOpen } from '../../protocol/methods.js';
+import { PLATFORM } from '../../protocol/platform.js';
+import type { JobSnapshot } from '../../protocol/types.js';
+import type { ExecdClient } from '../connection.js';
+import { renderJobExited } from '../render.js';
+import { BASH_FLAVOR, PWSH_FLAVOR, systemPromptSection, type ShellFlavor } from './description.js';
+import type { ApproveEscalation } from './escalation.js';
+import { createJobKillTool, createJobOutputTool, type JobKillDetails, type JobOutputDetails } from './job-tools.js';
+import { argsConfigOf, createShellTool, type ShellToolDetails } from './shell-tool.js';
+import type { JobNotice, ModelTool, SystemPromptSection, ToolSession } from './types.js';
+
+/** What the tool set is built from. */
+export interface ShellToolsOptions {
+  /** A connected client (see `connect`). */
+  client: ExecdClient;
+  /**
+   * The agent session. With a `cwd`, the session is opened (or reattached) in the daemon; without
+   * one, the harness must already have opened it on this client.
+   */
+  session: ToolSession;
+  /** Offer `run_in_background` and the job tools; default: what the daemon advertises. */
+  enableRunInBackground?: boolean;
+  /** Approves escalations; without it, no `sandbox_permissions` is offered. */
+  approveEscalation?: ApproveEscalation;
+  /** Receives a notice when a background job of the session settles. */
+  onJobExited?: (notice: JobNotice) => void;
+  /** The shell flavour; default: the platform's (`bash`, or `pwsh` on Windows). */
+  flavor?: ShellFlavor;
+}
+
+/** A session's tools, ready to register. */
+export interface ShellTools {
+  /** The shell tool: `bash`, or `pwsh` on Windows. */
+  shell: ModelTool<ShellToolDetails>;
+  /** Present when background runs are enabled. */
+  jobOutput?: ModelTool<JobOutputDetails>;
+  jobKill?: ModelTool<JobKillDetails>;
+  /** Every tool to register, shell first. */
+  tools: ModelTool[];
+  systemPrompt: SystemPromptSection;
+  /** Stops the completion notices; the connection stays the harness's to close. */
+  dispose(): void;
+}
+
+/** The shell flavour of the platform this process runs on. */
+export function platformFlavor(shell = PLATFORM.shell): ShellFlavor {
+  return shell === 'pwsh' ? PWSH_FLAVOR : BASH_FLAVOR;
+}
+
+const SETTLED: ReadonlySet<JobSnapshot['status']> = new Set(['completed', 'killed', 'failed']);
+
+/** Opens the session when its cwd is known, and builds its tools. */
+export async function createShellTools(options: ShellToolsOptions): Promise<ShellTools> {
+  const { client, session, onJobExited } = options;
+  const flavor = options.flavor ?? platformFlavor();
+  const background = options.enableRunInBackground ?? client.info.capabilities.background;
+  const notify = (job: JobSnapshot) => onJobExited?.({ sessionId: session.id, job, text: renderJobExited(job) });
+  const subscription = client.onJobExited((params) => {
+    if (params.sessionId === session.id) notify(params.job);
+  });
+  if (session.cwd !== undefined) {
+    const opened = await client.call(SessionOpen, {
+      sessionId: session.id,
+      cwd: session.cwd,
+      env: session.env,
+      dshEnv: session.dshEnv,
+      sandbox: session.sandbox,
+    });
+    // Settlements no connection received while the harness was away.
+    for (const job of opened.jobs) if (SETTLED.has(job.status) && !job.reported) notify(job);
+  }
+  const { escalation } = argsConfigOf(session, background, options.approveEscalation);
+  const shell = createShellTool({ client, session, flavor, background, approveEscalation: options.approveEscalation });
+  const jobOptions = { client, sessionId: session.id, escalation };
+  const jobOutput = background ? createJobOutputTool(jobOptions) : undefined;
+  const jobKill = background ? createJobKillTool(jobOptions) : undefined;
+  return {
+    shell,
+    jobOutput,
+    jobKill,
+    tools: [shell, ...(jobOutput ? [jobOutput] : []), ...(jobKill ? [jobKill] : [])] as ModelTool[],
+    systemPrompt: systemPromptSection(flavor),
+    dispose: () => subscription.dispose(),
+  };
+}
+
+export { resolveWorkdir } from './workdir.js';
+export { shellArgsJsonSchema, validateShellArgs } from './args.js';
+export { BASH_FLAVOR, PWSH_FLAVOR, toolDescription, systemPromptSection } from './description.js';
+export { ESCALATION_TARGETS } from '../../protocol/sandbox.js';
+export type { ApproveEscalation, EscalationRequest } from './escalation.js';
+export * from './types.js';
+export type { ShellToolDetails, JobOutputDetails, JobKillDetails };

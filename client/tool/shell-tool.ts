@@ -1,0 +1,127 @@
+/**
+ * The model-facing shell tool (`bash`, or `pwsh` on Windows): validate the model's arguments,
+ * resolve the working directory from the session's identity, ask for approval of an escalation,
+ * run in the daemon, render (SPEC §3).
+ */
+import { ShellStart, type ParamsOf } from '../../protocol/methods.js';
+import type { SandboxMode, SandboxPolicy } from '../../protocol/sandbox.js';
+import type { ShellRunResult } from '../../protocol/types.js';
+import type { ExecdClient } from '../connection.js';
+import { escalationHintLine, renderResult } from '../render.js';
+import { shellArgsJsonSchema, validateShellArgs, type ArgsConfig, type ShellArgs } from './args.js';
+import { toolDescription, type ShellFlavor } from './description.js';
+import {
+  checkEscalationTarget,
+  escalatedPolicy,
+  rejectedEscalationText,
+  sandboxInForce,
+  widerTargets,
+  type ApproveEscalation,
+} from './escalation.js';
+import { callFailure, throwIfAborted, type CallFailure } from './failure.js';
+import type { ExecuteOptions, ModelTool, ToolResult, ToolSession } from './types.js';
+import { resolveWorkdir } from './workdir.js';
+
+/** The structured facts of a shell tool call. */
+export type ShellToolDetails =
+  | { kind: 'run'; result: ShellRunResult }
+  | { kind: 'background'; jobId: string; pid: number; startedAt: string }
+  | { kind: 'invalid'; message: string }
+  | { kind: 'rejected'; requestedMode: SandboxMode }
+  | CallFailure;
+
+/** What a shell tool is built from. */
+export interface ShellToolOptions {
+  client: ExecdClient;
+  session: ToolSession;
+  flavor: ShellFlavor;
+  /** Offer `run_in_background`. */
+  background: boolean;
+  /** Offer `sandbox_permissions`: needs a sandbox in force; without it no escalation is offered. */
+  approveEscalation?: ApproveEscalation;
+}
+
+/** The optional parameters a session offers, from its sandbox policy and the harness's options. */
+export function argsConfigOf(session: ToolSession, background: boolean, approve: ApproveEscalation | undefined): ArgsConfig {
+  const policy = session.sandbox;
+  const escalation = approve !== undefined && policy !== undefined && widerTargets(policy.mode).length > 0;
+  return { background, escalation };
+}
+
+/** The policy a call runs under, or what to answer instead (invalid target, refused approval). */
+async function policyForCall(
+  args: ShellArgs,
+  workdir: string | undefined,
+  options: ShellToolOptions,
+  signal: AbortSignal | undefined,
+): Promise<{ policy?: SandboxPolicy } | ToolResult<ShellToolDetails>> {
+  const target = args.sandbox_permissions;
+  const current = options.session.sandbox;
+  if (target === undefined || current === undefined || options.approveEscalation === undefined) return {};
+  const refusal = checkEscalationTarget(target, current.mode);
+  if (refusal) return { text: refusal, isError: true, details: { kind: 'invalid', message: refusal } };
+  const approved = await options.approveEscalation(
+    {
+      sessionId: options.session.id,
+      command: args.command,
+      workdir,
+      currentMode: current.mode,
+      requestedMode: target,
+      justification: args.justification!,
+      background: args.run_in_background === true,
+    },
+    { signal },
+  );
+  throwIfAborted(signal);
+  if (!approved) {
+    return { text: rejectedEscalationText(target), isError: true, details: { kind: 'rejected', requestedMode: target } };
+  }
+  return { policy: escalatedPolicy(current, target) };
+}
+
+/** Builds the shell tool of a session. */
+export function createShellTool(options: ShellToolOptions): ModelTool<ShellToolDetails> {
+  const { client, session, flavor } = options;
+  const config = argsConfigOf(session, options.background, options.approveEscalation);
+  const confined = sandboxInForce(session.sandbox) ? session.sandbox : undefined;
+
+  async function execute(raw: unknown, { signal, trusted = {} }: ExecuteOptions = {}): Promise<ToolResult<ShellToolDetails>> {
+    throwIfAborted(signal);
+    const validated = validateShellArgs(raw, config);
+    if (!validated.ok) return { text: validated.message, isError: true, details: { kind: 'invalid', message: validated.message } };
+    const args = validated.args;
+    const workdir = resolveWorkdir(args.workdir, session);
+    const decided = await policyForCall(args, workdir, options, signal);
+    if ('text' in decided) return decided;
+    const request: ParamsOf<typeof ShellStart> = {
+      sessionId: session.id,
+      command: args.command,
+      workdir,
+      timeoutMs: args.timeoutMs,
+      sandboxPolicy: decided.policy,
+      ...trusted,
+    };
+    try {
+      if (args.run_in_background) {
+        const started = await client.call(ShellStart, request, { signal });
+        throwIfAborted(signal);
+        return { text: `started background job ${started.jobId}`, isError: false, details: { kind: 'background', ...started } };
+      }
+      const result = await client.run(request, { signal });
+      throwIfAborted(signal);
+      const hintTargets = config.escalation && result.sandbox ? widerTargets(result.sandbox.mode) : [];
+      const escalationHint = hintTargets.length > 0 ? escalationHintLine(hintTargets) : undefined;
+      return { text: renderResult(result, { escalationHint }), isError: false, details: { kind: 'run', result } };
+    } catch (error) {
+      throwIfAborted(signal);
+      return callFailure(error);
+    }
+  }
+
+  return {
+    name: flavor.name,
+    description: toolDescription(flavor, { background: config.background, sandbox: confined, escalation: config.escalation }),
+    inputSchema: shellArgsJsonSchema(config),
+    execute,
+  };
+}
