@@ -12,6 +12,7 @@ import {
   ErrorCodes as RpcErrorCodes,
   ResponseError,
   SocketMessageReader,
+  type NotificationType,
   SocketMessageWriter,
   type Message,
   type MessageConnection,
@@ -80,6 +81,13 @@ export class ClientConnection implements SessionHolder {
   onClose(listener: () => void): void {
     if (this.closedFlag) listener();
     else this.closeListeners.push(listener);
+  }
+
+  /** Sends a notification unless the connection is gone; a failed write closes nothing else. */
+  notify<P>(type: NotificationType<P>, params: P): boolean {
+    if (this.closedFlag) return false;
+    void this.rpc.sendNotification(type, params).catch(() => {});
+    return true;
   }
 
   /** Closes the connection after pending writes are flushed. */

@@ -5,6 +5,7 @@ import type { PlatformFacts } from '../protocol/platform.js';
 import type { ActiveRuns } from './active-runs.js';
 import type { ConfigStore } from './config-store.js';
 import type { EnvMap } from './env.js';
+import type { JobTable } from './jobs/job-table.js';
 import type { Logger } from './logger.js';
 import type { ProcessRegistry } from './process-registry.js';
 import type { SessionTable } from './sessions.js';
@@ -26,6 +27,8 @@ export interface DaemonContext {
   readonly sessions: SessionTable;
   readonly processes: ProcessRegistry;
   readonly runs: ActiveRuns;
+  /** Background jobs, journaled. */
+  readonly jobs: JobTable;
   /** True once shutdown began: new requests get SHUTTING_DOWN. */
   shuttingDown: boolean;
   /** Starts a graceful shutdown (idempotent). */

@@ -13,6 +13,10 @@ import { ClientConnection } from './connection.js';
 import type { DaemonContext } from './context.js';
 import { scrubEnv } from './env.js';
 import { HANDLERS } from './handlers/index.js';
+import { announceSettlement } from './jobs/announce.js';
+import { killAllJobs } from './jobs/job-control.js';
+import { JobTable } from './jobs/job-table.js';
+import { killOrphanedGroups } from './jobs/recovery.js';
 import type { Logger } from './logger.js';
 import { ProcessRegistry } from './process-registry.js';
 import { SessionTable } from './sessions.js';
@@ -70,6 +74,13 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   let markClosed: () => void = () => {};
   const closed = new Promise<void>((resolve) => (markClosed = resolve));
 
+  const sessions = new SessionTable();
+  const processes = new ProcessRegistry();
+  const jobs = new JobTable(paths.journal, (job) => announceSettlement(job, sessions, jobs, options.log));
+  // Jobs a crashed daemon left running are failed now; their groups die in the background.
+  const interrupted = jobs.restore(config.get().maxOutputBytes);
+  killOrphanedGroups(interrupted, processes, config.get().graceMs);
+
   const context: DaemonContext = {
     version: VERSION,
     startedAt,
@@ -81,9 +92,10 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     baseEnv: scrubEnv(process.env),
     log: options.log,
     config,
-    sessions: new SessionTable(),
-    processes: new ProcessRegistry(),
+    sessions,
+    processes,
     runs: new ActiveRuns(),
+    jobs,
     shuttingDown: false,
     requestShutdown: (reason) => void shutdown(reason),
     nextRunName: () => `run-${stamp}-${++runCounter}`,
@@ -97,6 +109,8 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
       const graceMs = config.get().graceMs;
       // In-flight runs are answered (aborted) before their connections go.
       await context.runs.abortWhere(() => true);
+      await killAllJobs(jobs, graceMs);
+      jobs.close();
       await context.processes.killLeftovers(undefined, graceMs);
       for (const conn of connections) conn.close();
       if (platform.socketIsFile) {

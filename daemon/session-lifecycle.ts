@@ -5,6 +5,7 @@ import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { SessionCloseResult } from '../protocol/types.js';
 import type { DaemonContext } from './context.js';
+import { endSessionJobs } from './jobs/job-control.js';
 
 /** Number of files below a directory (0 when it does not exist). */
 async function countFiles(dir: string): Promise<number> {
@@ -26,10 +27,11 @@ export async function closeSession(daemon: DaemonContext, sessionId: string): Pr
   daemon.sessions.remove(sessionId);
   const graceMs = daemon.config.get().graceMs;
   await daemon.runs.abortWhere((run) => run.sessionId === sessionId);
+  const killedJobs = await endSessionJobs(daemon.jobs, sessionId, graceMs);
   await daemon.processes.killLeftovers(sessionId, graceMs);
   const dir = sessionSpillDir(daemon, sessionId);
   const removedFiles = await countFiles(dir);
   await rm(dir, { recursive: true, force: true });
-  daemon.log.info({ sessionId, removedFiles }, 'session closed');
-  return { killedJobs: 0, removedFiles };
+  daemon.log.info({ sessionId, killedJobs, removedFiles }, 'session closed');
+  return { killedJobs, removedFiles };
 }

@@ -2,6 +2,7 @@
  * Sessions belong to the daemon, not to a connection (SPEC §1.7): a harness that restarts opens
  * its session again and finds its jobs. A connection may use a session only after opening it.
  */
+import type { NotificationType } from 'vscode-jsonrpc';
 import { ExecdError } from '../protocol/errors.js';
 import type { SandboxPolicy } from '../protocol/sandbox.js';
 import type { EnvMap } from './env.js';
@@ -20,6 +21,8 @@ export interface Session {
 /** Anything that can hold sessions open: a client connection. */
 export interface SessionHolder {
   readonly openSessions: Set<string>;
+  /** Sends a notification; false when the holder can no longer receive one. */
+  notify<P>(type: NotificationType<P>, params: P): boolean;
 }
 
 /** The facts a `session/open` brings. */
@@ -54,6 +57,11 @@ export class SessionTable {
       return new ExecdError('SESSION_NOT_FOUND', `session ${sessionId} is not open on this connection`);
     }
     return session;
+  }
+
+  /** The holders that have a session open now (none when it is not open anywhere). */
+  holdersOf(sessionId: string): SessionHolder[] {
+    return [...(this.sessions.get(sessionId)?.connections ?? [])];
   }
 
   /** Forgets a session and detaches every holder from it. */

@@ -33,12 +33,13 @@ export interface RunContext {
 }
 
 /** Resolves when a stream has closed. */
-function closed(stream: Readable | null): Promise<void> {
+export function closed(stream: Readable | null): Promise<void> {
   if (!stream || stream.closed) return Promise.resolve();
   return once(stream, 'close').then(() => undefined, () => undefined);
 }
 
-function delay(ms: number): Promise<void> {
+/** Resolves after `ms` without keeping the daemon alive. */
+export function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
 

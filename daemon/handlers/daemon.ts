@@ -3,6 +3,7 @@ import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DaemonShutdown, DaemonStatus } from '../../protocol/methods.js';
 import { handler } from '../handler.js';
+import type { Job } from '../jobs/job.js';
 
 /** Counts the files and bytes under the spill directory. */
 async function spillUsage(dir: string): Promise<{ files: number; bytes: number }> {
@@ -22,6 +23,12 @@ async function spillUsage(dir: string): Promise<{ files: number; bytes: number }
   return { files, bytes };
 }
 
+/** How many jobs hold a process, and how many have settled. */
+function jobCounts(jobs: Job[]): { running: number; settled: number } {
+  const running = jobs.filter((job) => job.isLive).length;
+  return { running, settled: jobs.length - running };
+}
+
 /** Handlers of the daemon-wide methods. */
 export const daemonHandlers = [
   handler(DaemonStatus, async (_params, { daemon }) => ({
@@ -32,9 +39,9 @@ export const daemonHandlers = [
       sessionId: session.id,
       cwd: session.cwd,
       connections: session.connections.size,
-      runningJobs: 0,
+      runningJobs: daemon.jobs.live(session.id).length,
     })),
-    jobs: { running: 0, settled: 0 },
+    jobs: jobCounts(daemon.jobs.list()),
     processes: daemon.processes.count,
     spill: await spillUsage(daemon.paths.spill),
     config: daemon.config.get(),

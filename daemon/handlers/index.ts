@@ -3,6 +3,7 @@ import type { HandlerEntry } from '../handler.js';
 import { configHandlers } from './config.js';
 import { daemonHandlers } from './daemon.js';
 import { initializeHandlers } from './initialize.js';
+import { jobHandlers } from './job.js';
 import { sessionHandlers } from './session.js';
 import { shellHandlers } from './shell.js';
 
@@ -11,6 +12,7 @@ export const HANDLERS: readonly HandlerEntry[] = [
   ...initializeHandlers,
   ...sessionHandlers,
   ...shellHandlers,
+  ...jobHandlers,
   ...configHandlers,
   ...daemonHandlers,
 ];

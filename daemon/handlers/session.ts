@@ -2,6 +2,7 @@
 import { ExecdError } from '../../protocol/errors.js';
 import { SessionClose, SessionOpen } from '../../protocol/methods.js';
 import { handler } from '../handler.js';
+import { jobsForSessionOpen } from '../jobs/announce.js';
 import { closeSession } from '../session-lifecycle.js';
 
 /** Handlers of the session methods. */
@@ -13,7 +14,7 @@ export const sessionHandlers = [
       daemon.config.get().maxSessions,
     );
     if (opened instanceof ExecdError) return opened;
-    return { sessionId: params.sessionId, reattached: opened.reattached, jobs: [] };
+    return { sessionId: params.sessionId, reattached: opened.reattached, jobs: jobsForSessionOpen(params.sessionId, daemon.jobs) };
   }),
 
   handler(SessionClose, async (params, { daemon, conn }) => {

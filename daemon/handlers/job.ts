@@ -1,0 +1,92 @@
+/**
+ * `shell/start` and the job methods: start a background job, read, peek, wait, kill, list and
+ * release it. Only connections that opened a job's owner session may touch it.
+ */
+import { BACKGROUND_DISABLED_MESSAGE, ExecdError } from '../../protocol/errors.js';
+import { JobKill, JobList, JobPeek, JobRead, JobRelease, JobWait, ShellStart } from '../../protocol/methods.js';
+import { handler, type HandlerContext } from '../handler.js';
+import type { Job } from '../jobs/job.js';
+import { killJob, releaseJob, settledWithin } from '../jobs/job-control.js';
+import { peekJob, readJob } from '../jobs/job-reads.js';
+import { planJobLaunch } from '../jobs/launch-plan.js';
+import { startJob } from '../jobs/start-job.js';
+import { sessionSpillDir } from '../session-lifecycle.js';
+import { checkSpawnLimits, resolveRequest } from './shell.js';
+
+/**
+ * The job, when this connection opened `sessionId` and that session owns the job:
+ * SESSION_NOT_FOUND, JOB_NOT_FOUND or FORBIDDEN otherwise.
+ */
+function ownedJob(params: { sessionId: string; jobId: string }, { daemon, conn }: HandlerContext): Job | ExecdError {
+  const session = daemon.sessions.require(params.sessionId, conn);
+  if (session instanceof ExecdError) return session;
+  return daemon.jobs.require(params.jobId, params.sessionId);
+}
+
+/** Handlers of the background job methods. */
+export const jobHandlers = [
+  handler(ShellStart, async (params, ctx) => {
+    const { daemon } = ctx;
+    const config = daemon.config.get();
+    if (!config.enableRunInBackground) return new ExecdError('BACKGROUND_DISABLED', BACKGROUND_DISABLED_MESSAGE);
+    const spec = resolveRequest(params, ctx);
+    if (spec instanceof ExecdError) return spec;
+    const limited = checkSpawnLimits(daemon, params.stdin);
+    if (limited) return limited;
+    if (daemon.jobs.live(params.sessionId).length >= config.maxJobsPerSession) {
+      return new ExecdError('LIMIT_EXCEEDED', `maxJobsPerSession limit reached (${config.maxJobsPerSession})`);
+    }
+    const plan = planJobLaunch(spec);
+    if (plan instanceof ExecdError) return plan;
+    const job = await startJob(spec, plan, params.sessionId, {
+      table: daemon.jobs,
+      processes: daemon.processes,
+      config,
+      logDir: sessionSpillDir(daemon, params.sessionId),
+      log: daemon.log,
+      stdin: params.stdin,
+    });
+    return { jobId: job.id, pid: job.pid, startedAt: job.identity.startedAt.toISOString() };
+  }),
+
+  handler(JobRead, (params, ctx) => {
+    const job = ownedJob(params, ctx);
+    if (job instanceof ExecdError) return job;
+    const before = job.cursor;
+    const result = readJob(job);
+    if (job.cursor.stdout !== before.stdout || job.cursor.stderr !== before.stderr) ctx.daemon.jobs.recordCursor(job);
+    return result;
+  }),
+
+  handler(JobPeek, (params, ctx) => {
+    const job = ownedJob(params, ctx);
+    return job instanceof ExecdError ? job : peekJob(job, params);
+  }),
+
+  handler(JobWait, async (params, ctx) => {
+    const job = ownedJob(params, ctx);
+    if (job instanceof ExecdError) return job;
+    await settledWithin(job, params.timeoutMs);
+    return job.snapshot();
+  }),
+
+  handler(JobKill, async (params, ctx) => {
+    const job = ownedJob(params, ctx);
+    if (job instanceof ExecdError) return job;
+    return { killed: await killJob(job, ctx.daemon.config.get().graceMs) };
+  }),
+
+  handler(JobList, (params, { daemon, conn }) => {
+    if ('all' in params) return daemon.jobs.list().map((job) => job.snapshot());
+    const session = daemon.sessions.require(params.sessionId, conn);
+    if (session instanceof ExecdError) return session;
+    return daemon.jobs.list(params.sessionId).map((job) => job.snapshot());
+  }),
+
+  handler(JobRelease, async (params, ctx) => {
+    const job = ownedJob(params, ctx);
+    if (job instanceof ExecdError) return job;
+    await releaseJob(ctx.daemon.jobs, job, ctx.daemon.config.get().graceMs);
+    return { released: true as const };
+  }),
+];

@@ -1,0 +1,62 @@
+/**
+ * Ending jobs from outside: `job/kill`, `job/release`, a closed session, and shutdown. Each
+ * resolves only once the process trees are gone.
+ */
+import { rm } from 'node:fs/promises';
+import { MAX_TIMER_MS } from '../../protocol/config.js';
+import type { Job } from './job.js';
+import type { JobTable } from './job-table.js';
+
+/**
+ * Kills a live job's tree (`running → stopping`) and resolves once it is gone and the job has
+ * settled. False when the job had already settled, or ended by itself before the kill landed.
+ */
+export async function killJob(job: Job, graceMs: number): Promise<boolean> {
+  if (job.isSettled) return false;
+  job.markStopping();
+  // Without killTree the process is still being spawned; the launcher kills it on arrival.
+  await job.killTree?.(graceMs);
+  await job.settled;
+  return job.status === 'killed';
+}
+
+/** Deletes a job's log files. */
+export async function deleteJobFiles(job: Job): Promise<void> {
+  const { logPaths } = job.identity;
+  await Promise.all([rm(logPaths.stdout, { force: true }), rm(logPaths.stderr, { force: true })]);
+}
+
+/** `job/release`: kills the job if it runs, forgets it and deletes its files. */
+export async function releaseJob(table: JobTable, job: Job, graceMs: number): Promise<void> {
+  await killJob(job, graceMs);
+  table.forget(job);
+  await deleteJobFiles(job);
+}
+
+/**
+ * A session closed: its live jobs are killed, every job of it forgotten (its files go with the
+ * session's directory). Resolves with how many jobs were killed.
+ */
+export async function endSessionJobs(table: JobTable, sessionId: string, graceMs: number): Promise<number> {
+  const outcomes = await Promise.all(table.live(sessionId).map((job) => killJob(job, graceMs)));
+  for (const job of table.list(sessionId)) {
+    table.forget(job);
+    await deleteJobFiles(job);
+  }
+  return outcomes.filter(Boolean).length;
+}
+
+/** Shutdown: every live job's tree is killed; the table keeps them, settled, for the next daemon. */
+export async function killAllJobs(table: JobTable, graceMs: number): Promise<void> {
+  await Promise.all(table.live().map((job) => killJob(job, graceMs)));
+}
+
+/** Resolves when the job settles or `timeoutMs` passes (never, without a timeout), whichever is first. */
+export async function settledWithin(job: Job, timeoutMs: number | undefined): Promise<void> {
+  if (job.isSettled) return;
+  if (timeoutMs === undefined) return job.settled;
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.min(timeoutMs, MAX_TIMER_MS))));
+  await Promise.race([job.settled, timedOut]);
+  clearTimeout(timer);
+}

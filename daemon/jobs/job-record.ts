@@ -1,0 +1,66 @@
+/**
+ * A job as the journal keeps it, and a job brought back from that record after a restart (its
+ * output then comes from its log files).
+ */
+import { Job } from './job.js';
+import { fileSize, LogFileStream } from './job-streams.js';
+import type { JobRecord } from './journal-entries.js';
+
+/** The journal record of a job's current state. */
+export function toRecord(job: Job): JobRecord {
+  const { identity } = job;
+  const record: JobRecord = {
+    id: job.id,
+    label: identity.label,
+    ownerSession: job.ownerSession,
+    status: job.status,
+    pid: job.pid,
+    exitCode: job.exitCode,
+    signal: job.signal,
+    startedAt: identity.startedAt.toISOString(),
+    reported: job.reported,
+    stdoutBytes: job.streams.stdout.totalBytes,
+    stderrBytes: job.streams.stderr.totalBytes,
+    stdoutPath: identity.logPaths.stdout,
+    stderrPath: identity.logPaths.stderr,
+    cursor: { ...job.cursor },
+  };
+  if (job.detail !== undefined) record.detail = job.detail;
+  if (job.procStartTime !== undefined) record.procStartTime = job.procStartTime;
+  if (job.finishedAt) record.finishedAt = job.finishedAt.toISOString();
+  if (job.sandbox) record.sandbox = job.sandbox;
+  return record;
+}
+
+/**
+ * A job restored from its record. The log files say how much was written: a job that was still
+ * running when the daemon died wrote past what its last record knew.
+ */
+export function fromRecord(record: JobRecord, windowBytes: number): Job {
+  const stream = (path: string, recorded: number) => {
+    const size = fileSize(path);
+    return new LogFileStream(size === undefined ? undefined : path, size ?? recorded, windowBytes);
+  };
+  const job = new Job(
+    {
+      id: record.id,
+      label: record.label,
+      ownerSession: record.ownerSession,
+      startedAt: new Date(record.startedAt),
+      logPaths: { stdout: record.stdoutPath, stderr: record.stderrPath },
+    },
+    { stdout: stream(record.stdoutPath, record.stdoutBytes), stderr: stream(record.stderrPath, record.stderrBytes) },
+  );
+  job.status = record.status;
+  job.detail = record.detail;
+  job.pid = record.pid;
+  job.procStartTime = record.procStartTime;
+  job.exitCode = record.exitCode;
+  job.signal = record.signal;
+  job.finishedAt = record.finishedAt === undefined ? undefined : new Date(record.finishedAt);
+  job.reported = record.reported;
+  job.sandbox = record.sandbox;
+  job.cursor = { ...record.cursor };
+  job.resolveIfSettled();
+  return job;
+}

@@ -1,0 +1,125 @@
+/**
+ * One background job: its identity, its place in the status machine
+ * `running → stopping → completed | killed | failed`, its output streams and its reader's cursor.
+ */
+import type { JobSnapshot, JobStatus, SandboxReport } from '../../protocol/types.js';
+import type { JobStream, StreamName } from './job-streams.js';
+import { settlementOf, type JobOutcome } from './settlement.js';
+import type { ReadCursor } from './stream-read.js';
+
+/** What a job is from its creation on. */
+export interface JobIdentity {
+  id: string;
+  /** The command. */
+  label: string;
+  ownerSession: string;
+  startedAt: Date;
+  /** Where each stream's log file lives (it may be gone: passed the cap, or deleted). */
+  logPaths: Record<StreamName, string>;
+}
+
+/** One background job of the table. */
+export class Job {
+  status: JobStatus = 'running';
+  detail: string | undefined;
+  /** The process group leader; 0 until spawned (and forever when the spawn failed). */
+  pid = 0;
+  /** `/proc` start time of `pid`, so a restarted daemon never kills a reused pid. */
+  procStartTime: number | undefined;
+  exitCode: number | null = null;
+  signal: string | null = null;
+  finishedAt: Date | undefined;
+  /** Whether some connection received this job's settlement. */
+  reported = false;
+  sandbox: SandboxReport | undefined;
+  /** The consuming reader's position. */
+  cursor: ReadCursor = { stdout: 0, stderr: 0 };
+  /** Kills the process tree and resolves once it is gone; set once the process runs. */
+  killTree: ((graceMs: number) => Promise<void>) | undefined;
+  /** Resolves when the job has settled. */
+  readonly settled: Promise<void>;
+  private markSettled: () => void = () => {};
+
+  constructor(
+    readonly identity: JobIdentity,
+    readonly streams: Record<StreamName, JobStream>,
+  ) {
+    this.settled = new Promise((resolve) => (this.markSettled = resolve));
+  }
+
+  /** The job id, `bash-<n>`. */
+  get id(): string {
+    return this.identity.id;
+  }
+
+  /** The session that owns the job. */
+  get ownerSession(): string {
+    return this.identity.ownerSession;
+  }
+
+  /** True once the job reached `completed`, `killed` or `failed`. */
+  get isSettled(): boolean {
+    return this.status === 'completed' || this.status === 'killed' || this.status === 'failed';
+  }
+
+  /** True while the job holds a process (running or being stopped). */
+  get isLive(): boolean {
+    return !this.isSettled;
+  }
+
+  /** Marks a kill as requested: `running → stopping`. */
+  markStopping(): void {
+    if (this.status === 'running') this.status = 'stopping';
+  }
+
+  /** True once a kill was requested (the job is stopping or was stopped by execd). */
+  get killRequested(): boolean {
+    return this.status === 'stopping';
+  }
+
+  /** Settles the job once; later calls change nothing and return false. */
+  settle(outcome: JobOutcome, finishedAt = new Date()): boolean {
+    if (this.isSettled) return false;
+    const { status, detail } = settlementOf(outcome);
+    this.status = status;
+    this.detail = detail;
+    if (outcome.kind === 'exit') {
+      this.exitCode = outcome.exitCode;
+      this.signal = outcome.signal;
+    }
+    if (outcome.kind === 'runner-failed') {
+      this.sandbox = { ...(this.sandbox ?? { mode: 'danger-full-access', denied: false }), runnerFailed: true };
+    }
+    this.finishedAt = finishedAt;
+    this.killTree = undefined;
+    this.markSettled();
+    return true;
+  }
+
+  /** Resolves `settled` for a job whose settled state was restored rather than reached. */
+  resolveIfSettled(): void {
+    if (this.isSettled) this.markSettled();
+  }
+
+  /** The job as the protocol reports it. */
+  snapshot(): JobSnapshot {
+    const snapshot: JobSnapshot = {
+      id: this.id,
+      kind: 'bash',
+      label: this.identity.label,
+      ownerSession: this.ownerSession,
+      status: this.status,
+      pid: this.pid,
+      exitCode: this.exitCode,
+      signal: this.signal,
+      startedAt: this.identity.startedAt.toISOString(),
+      reported: this.reported,
+      stdoutBytes: this.streams.stdout.totalBytes,
+      stderrBytes: this.streams.stderr.totalBytes,
+    };
+    if (this.detail !== undefined) snapshot.detail = this.detail;
+    if (this.finishedAt) snapshot.finishedAt = this.finishedAt.toISOString();
+    if (this.sandbox) snapshot.sandbox = this.sandbox;
+    return snapshot;
+  }
+}

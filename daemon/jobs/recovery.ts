@@ -1,0 +1,35 @@
+/**
+ * Cleaning up after a crashed daemon (SPEC §5): the process groups of jobs it left running are
+ * killed — unless the pid now belongs to another process, which the start time in `/proc` tells.
+ */
+import { terminateGroup } from '../executor/kill.js';
+import { HAS_PROC, readProcStat, type ProcStat } from '../executor/proc.js';
+import type { ProcessRegistry } from '../process-registry.js';
+import type { Job } from './job.js';
+
+/**
+ * Whether the group led by a job's pid may still be the job's. A live leader must have the start
+ * time recorded at spawn (else the pid was reused). With the leader gone, any member still in the
+ * group is the job's: Linux does not reuse a pid while a process group carries its number.
+ */
+export function groupStillOurs(recordedStartTime: number | undefined, leader: ProcStat | undefined): boolean {
+  if (leader === undefined) return true;
+  return recordedStartTime !== undefined && leader.startTime === recordedStartTime;
+}
+
+/**
+ * Kills, in the background, the groups of jobs a previous daemon left running. They are tracked
+ * as leftovers of their session meanwhile, so a session close or shutdown waits for them too.
+ */
+export function killOrphanedGroups(jobs: Job[], processes: ProcessRegistry, graceMs: number): number {
+  // Without /proc nothing proves a pid is still the job's: leave it alone.
+  if (!HAS_PROC) return 0;
+  let doomed = 0;
+  for (const job of jobs) {
+    if (job.pid <= 0 || !groupStillOurs(job.procStartTime, readProcStat(job.pid))) continue;
+    doomed += 1;
+    const group = processes.track({ pgid: job.pid, sessionId: job.ownerSession, kind: 'leftover' });
+    void terminateGroup(job.pid, graceMs).finally(() => processes.untrack(group));
+  }
+  return doomed;
+}

@@ -1,0 +1,45 @@
+/**
+ * The end of a job's status machine (SPEC §1.6): how an outcome becomes `completed`, `killed` or
+ * `failed` with its detail. Pure; a spawn failure is never reported as a kill.
+ */
+import type { JobStatus } from '../../protocol/types.js';
+
+/** Detail of a job that was running when its daemon died. */
+export const DAEMON_RESTARTED_DETAIL = 'daemon restarted while the job was running';
+
+/** How a job ended, as the executor saw it. */
+export type JobOutcome =
+  /** The process ended; `killRequested` when execd had asked it to stop. */
+  | { kind: 'exit'; exitCode: number | null; signal: string | null; killRequested: boolean }
+  /** The process never started. */
+  | { kind: 'spawn-failed'; reason: string }
+  /** The sandbox runner failed before the command ran. */
+  | { kind: 'runner-failed'; reason: string }
+  /** The daemon died while the job ran; found on replay of the journal. */
+  | { kind: 'daemon-restarted' };
+
+/** A settled status and its detail. */
+export interface Settlement {
+  status: Extract<JobStatus, 'completed' | 'killed' | 'failed'>;
+  detail: string;
+}
+
+/**
+ * The settled status of an outcome. A process that died of a signal was killed, whoever sent it;
+ * one that exited with a code after execd asked it to stop (it trapped SIGTERM) was killed before
+ * it could exit by itself; any other exit is `completed`, whatever its code.
+ */
+export function settlementOf(outcome: JobOutcome): Settlement {
+  switch (outcome.kind) {
+    case 'exit':
+      if (outcome.signal !== null) return { status: 'killed', detail: `signal: ${outcome.signal}` };
+      if (outcome.killRequested) return { status: 'killed', detail: 'killed before exit' };
+      return { status: 'completed', detail: `exit code: ${outcome.exitCode ?? 0}` };
+    case 'spawn-failed':
+      return { status: 'failed', detail: `spawn failed: ${outcome.reason}` };
+    case 'runner-failed':
+      return { status: 'failed', detail: `sandbox runner failed: ${outcome.reason}` };
+    case 'daemon-restarted':
+      return { status: 'failed', detail: DAEMON_RESTARTED_DETAIL };
+  }
+}

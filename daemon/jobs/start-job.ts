@@ -1,0 +1,119 @@
+/**
+ * Starting a background job: the same `bash -c` spawn as a foreground run, no timeout, both
+ * streams logged from byte 0, and a watcher that settles the job when its process ends.
+ */
+import { join } from 'node:path';
+import { once } from 'node:events';
+import type { Config } from '../../protocol/config.js';
+import type { ExecSpec } from '../../protocol/types.js';
+import { OutputCollector } from '../../spill/collector.js';
+import { closed, delay } from '../executor/run.js';
+import { groupAlive, terminateGroup } from '../executor/kill.js';
+import { HAS_PROC, readProcStat } from '../executor/proc.js';
+import { checkWorkdir, spawned, spawnShell, type ShellProcess } from '../executor/spawn.js';
+import type { Logger } from '../logger.js';
+import type { ProcessRegistry, TrackedGroup } from '../process-registry.js';
+import { Job } from './job.js';
+import { CollectedStream, type StreamName } from './job-streams.js';
+import type { JobTable } from './job-table.js';
+import type { JobLaunchPlan } from './launch-plan.js';
+
+/** What starting a job needs besides its spec and plan. */
+export interface StartJobContext {
+  table: JobTable;
+  processes: ProcessRegistry;
+  /** The configuration as of this start. */
+  config: Config;
+  /** The owner session's log directory, `<stateDir>/spill/<sessionId>`. */
+  logDir: string;
+  log: Logger;
+  stdin?: string;
+}
+
+type Collectors = Record<StreamName, OutputCollector>;
+
+/**
+ * Creates the job and spawns its process. Resolves once the process runs (its pid is known) or
+ * the spawn failed, in which case the job is already settled `failed`.
+ */
+export async function startJob(spec: ExecSpec, plan: JobLaunchPlan, sessionId: string, ctx: StartJobContext): Promise<Job> {
+  const { config, table } = ctx;
+  const id = table.allocateId();
+  const logPaths = { stdout: join(ctx.logDir, `${id}.stdout`), stderr: join(ctx.logDir, `${id}.stderr`) };
+  const collector = (stream: StreamName) =>
+    new OutputCollector({
+      maxBytes: config.maxOutputBytes,
+      maxSpillBytes: config.maxSpillBytes,
+      spillPath: logPaths[stream],
+      alwaysToFile: true,
+    });
+  const collectors: Collectors = { stdout: collector('stdout'), stderr: collector('stderr') };
+  const job = new Job(
+    { id, label: spec.command, ownerSession: sessionId, startedAt: new Date(), logPaths },
+    { stdout: new CollectedStream(collectors.stdout), stderr: new CollectedStream(collectors.stderr) },
+  );
+  job.sandbox = plan.sandbox;
+  table.add(job);
+
+  const failSpawn = (reason: string) => {
+    collectors.stdout.finish();
+    collectors.stderr.finish();
+    job.settle({ kind: 'spawn-failed', reason });
+    return job;
+  };
+  const missing = await checkWorkdir(spec.workdir);
+  if (missing) return failSpawn(missing.message);
+  const child = spawnShell(spec, ctx.stdin, plan.argv);
+  const failure = await spawned(child, plan.argv[0]!);
+  if (failure) return failSpawn(failure.message);
+
+  job.pid = child.pid!;
+  if (HAS_PROC) job.procStartTime = readProcStat(job.pid)?.startTime;
+  table.record(job);
+  ctx.log.info({ jobId: id, sessionId, pid: job.pid }, 'job started');
+  const group = ctx.processes.track({ pgid: job.pid, sessionId, kind: 'job' });
+  void watchJob(job, child, collectors, plan, group, ctx);
+  return job;
+}
+
+/** Follows the process to its end and settles the job. */
+async function watchJob(
+  job: Job,
+  child: ShellProcess,
+  collectors: Collectors,
+  plan: JobLaunchPlan,
+  group: TrackedGroup,
+  ctx: StartJobContext,
+): Promise<void> {
+  const pid = job.pid;
+  let killing: Promise<void> | undefined;
+  let noteKill: () => void = () => {};
+  const killRequested = new Promise<void>((resolve) => (noteKill = resolve));
+  job.killTree = (graceMs) => {
+    killing ??= terminateGroup(pid, graceMs);
+    noteKill();
+    return killing;
+  };
+  // A kill that came while the process was being spawned.
+  if (job.killRequested) void job.killTree(ctx.config.graceMs);
+
+  child.stdout!.on('data', (chunk: Buffer) => collectors.stdout.write(chunk));
+  child.stderr!.on('data', (chunk: Buffer) => collectors.stderr.write(chunk));
+  const pipesClosed = Promise.all([closed(child.stdout), closed(child.stderr)]);
+  const [exitCode, signal] = (await once(child, 'exit')) as [number | null, NodeJS.Signals | null];
+
+  // After the exit, wait for the pipes a descendant may hold, but never past graceMs unless a
+  // kill is under way (then until the tree is gone), exactly like a foreground run.
+  await Promise.race([pipesClosed, delay(ctx.config.graceMs), killRequested.then(() => killing)]);
+  if (killing) await killing;
+  child.stdout!.destroy();
+  child.stderr!.destroy();
+  if (!killing && groupAlive(pid)) group.kind = 'leftover';
+  else ctx.processes.untrack(group);
+
+  collectors.stdout.finish();
+  const stderrTail = collectors.stderr.finish().text;
+  const runnerFailed = plan.runnerFailure?.({ exitCode, signal }, stderrTail);
+  if (runnerFailed !== undefined) job.settle({ kind: 'runner-failed', reason: runnerFailed });
+  else job.settle({ kind: 'exit', exitCode, signal, killRequested: job.killRequested });
+}
