@@ -8,27 +8,10 @@ import type { JobRecord } from './journal-entries.js';
 
 /** The journal record of a job's current state. */
 export function toRecord(job: Job): JobRecord {
-  const { identity } = job;
-  const record: JobRecord = {
-    id: job.id,
-    label: identity.label,
-    ownerSession: job.ownerSession,
-    status: job.status,
-    pid: job.pid,
-    exitCode: job.exitCode,
-    signal: job.signal,
-    startedAt: identity.startedAt.toISOString(),
-    reported: job.reported,
-    stdoutBytes: job.streams.stdout.totalBytes,
-    stderrBytes: job.streams.stderr.totalBytes,
-    stdoutPath: identity.logPaths.stdout,
-    stderrPath: identity.logPaths.stderr,
-    cursor: { ...job.cursor },
-  };
-  if (job.detail !== undefined) record.detail = job.detail;
+  const { kind: _kind, ...snapshot } = job.snapshot();
+  const { logPaths } = job.identity;
+  const record: JobRecord = { ...snapshot, stdoutPath: logPaths.stdout, stderrPath: logPaths.stderr, cursor: { ...job.cursor } };
   if (job.procStartTime !== undefined) record.procStartTime = job.procStartTime;
-  if (job.finishedAt) record.finishedAt = job.finishedAt.toISOString();
-  if (job.sandbox) record.sandbox = job.sandbox;
   return record;
 }
 

@@ -3,28 +3,15 @@
  * full record of a job wins, `cursor` entries move its reader, `forget` drops it, and `seq` keeps
  * the next id even when every job it counted was forgotten.
  */
-import type { JobStatus, SandboxReport } from '../../protocol/types.js';
+import type { JobSnapshot } from '../../protocol/types.js';
 import { jobNumber } from './ids.js';
 
-/** Everything needed to bring a job back after a restart. */
-export interface JobRecord {
-  id: string;
-  label: string;
-  ownerSession: string;
-  status: JobStatus;
-  detail?: string;
-  pid: number;
+/** Everything needed to bring a job back after a restart: its snapshot, its files, its reader. */
+export interface JobRecord extends Omit<JobSnapshot, 'kind'> {
+  /** `/proc` start time of the group leader, so a reused pid is never killed. */
   procStartTime?: number;
-  exitCode: number | null;
-  signal: string | null;
-  startedAt: string;
-  finishedAt?: string;
-  reported: boolean;
-  stdoutBytes: number;
-  stderrBytes: number;
   stdoutPath: string;
   stderrPath: string;
-  sandbox?: SandboxReport;
   cursor: { stdout: number; stderr: number };
 }
 
