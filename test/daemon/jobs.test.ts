@@ -93,7 +93,7 @@ describe('background jobs', () => {
     const { jobId } = await client.call(ShellStart, { sessionId: 's1', command: TREE });
     const peeked = await waitFor(async () => {
       const peek = await client.call(JobPeek, { sessionId: 's1', jobId });
-      return pidsIn(peek.stdout.text).length === 2 && peek;
+      return pidsIn(peek.stdout.text).length === 2 ? peek : undefined;
     }, 'the job to print its pids');
     const pids = pidsIn(peeked.stdout.text);
     expect(peeked.job.status).toBe('running');
@@ -204,7 +204,7 @@ describe('background jobs', () => {
     const logFile = join(daemon.stateDir, 'spill', 's1', `${jobId}.stdout`);
     const text = await waitFor(async () => {
       const peek = await client.call(JobPeek, { sessionId: 's1', jobId });
-      return pidsIn(peek.stdout.text).length === 2 && peek.stdout.text;
+      return pidsIn(peek.stdout.text).length === 2 ? peek.stdout.text : undefined;
     }, 'the pids');
     expect(existsSync(logFile)).toBe(true);
     expect(await client.call(JobRelease, { sessionId: 's1', jobId })).toEqual({ released: true });
