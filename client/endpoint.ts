@@ -2,7 +2,7 @@
  * Where a client finds the daemon: flag, else `EXECD_SOCKET` / `EXECD_STATE_DIR`, else the platform
  * default (SPEC §2).
  */
-import { PLATFORM } from '../protocol/platform.js';
+import { PLATFORM, type PlatformFacts } from '../protocol/platform.js';
 
 /** A daemon's socket and state directory. */
 export interface Endpoint {
@@ -11,9 +11,11 @@ export interface Endpoint {
 }
 
 /** Resolves the endpoint from explicit values, the environment and the platform defaults. */
-export function resolveEndpoint(given: Partial<Endpoint> = {}, env: NodeJS.ProcessEnv = process.env): Endpoint {
-  return {
-    socketPath: given.socketPath ?? env.EXECD_SOCKET ?? PLATFORM.defaultSocketPath(env),
-    stateDir: given.stateDir ?? env.EXECD_STATE_DIR ?? PLATFORM.defaultStateDir(env),
-  };
+export function resolveEndpoint(
+  given: Partial<Endpoint> = {},
+  env: NodeJS.ProcessEnv = process.env,
+  platform: PlatformFacts = PLATFORM,
+): Endpoint {
+  const stateDir = given.stateDir ?? env.EXECD_STATE_DIR ?? platform.defaultStateDir(env);
+  return { socketPath: given.socketPath ?? env.EXECD_SOCKET ?? platform.defaultSocketPath(env, stateDir), stateDir };
 }

@@ -4,7 +4,7 @@
  * system-prompt section, and completion notices of background jobs.
  */
 import { SessionOpen } from '../../protocol/methods.js';
-import { PLATFORM } from '../../protocol/platform.js';
+import { PLATFORM, type PlatformFacts } from '../../protocol/platform.js';
 import type { JobSnapshot } from '../../protocol/types.js';
 import type { ExecdClient } from '../connection.js';
 import { renderJobExited } from '../render.js';
@@ -48,8 +48,8 @@ export interface ShellTools {
 }
 
 /** The shell flavour of the platform this process runs on. */
-export function platformFlavor(shell = PLATFORM.shell): ShellFlavor {
-  return shell === 'pwsh' ? PWSH_FLAVOR : BASH_FLAVOR;
+export function platformFlavor(platform: PlatformFacts = PLATFORM): ShellFlavor {
+  return platform.toolName === 'pwsh' ? PWSH_FLAVOR : BASH_FLAVOR;
 }
 
 const SETTLED: ReadonlySet<JobSnapshot['status']> = new Set(['completed', 'killed', 'failed']);

@@ -4,6 +4,7 @@
  * zombie": a zombie runs nothing, holds no pipe and writes no file.
  */
 import { readdirSync, readFileSync } from 'node:fs';
+import { PLATFORM } from '../../protocol/platform.js';
 
 /** The fields of `/proc/<pid>/stat` execd needs. */
 export interface ProcStat {
@@ -47,4 +48,4 @@ export function liveGroupMembers(pgid: number): number[] {
 }
 
 /** Whether /proc can answer for this platform. */
-export const HAS_PROC = process.platform === 'linux';
+export const HAS_PROC = PLATFORM.hasProc;

@@ -5,6 +5,7 @@
 import { stat } from 'node:fs/promises';
 import { execa, type ResultPromise } from 'execa';
 import { ExecdError } from '../../protocol/errors.js';
+import { PLATFORM } from '../../protocol/platform.js';
 import type { ExecSpec } from '../../protocol/types.js';
 
 /** A spawned shell process with piped stdout and stderr. */
@@ -32,8 +33,8 @@ export function spawnShell(spec: ExecSpec, stdin: string | undefined, argv: stri
     extendEnv: false,
     ...(stdin === undefined ? { stdin: 'ignore' as const } : { input: stdin }),
     buffer: false,
-    // Its own process group, so one signal reaches the whole tree.
-    detached: true,
+    // POSIX: its own process group, so one signal reaches the whole tree (see platform.ts).
+    detached: PLATFORM.spawnDetached,
     // The daemon kills trees itself, on every path; execa's exit hook would fight that.
     cleanup: false,
     reject: false,

@@ -22,7 +22,7 @@ export const initializeHandlers = [
       daemon: {
         version: daemon.version,
         pid: process.pid,
-        platform: process.platform,
+        platform: daemon.platform.name,
         startedAt: daemon.startedAt.toISOString(),
       },
       capabilities: {
