@@ -62,7 +62,7 @@ function initialConfig(path: string, flags: ConfigPatch | undefined) {
 export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon> {
   const platform = options.platform ?? PLATFORM;
   const paths = statePaths(options.stateDir);
-  const refusal = checkPrivateDir(options.stateDir);
+  const refusal = checkPrivateDir(options.stateDir, platform);
   if (refusal) throw new Error(`refusing state directory: ${refusal}`);
   const config = new ConfigStore(paths.config, initialConfig(paths.config, options.configFlags));
   const startedAt = new Date();

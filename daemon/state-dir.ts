@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { PLATFORM, type PlatformFacts } from '../protocol/platform.js';
 
 /** Files and folders inside the state dir. */
 export function statePaths(stateDir: string) {
@@ -21,8 +22,9 @@ export function statePaths(stateDir: string) {
  * Creates `dir` 0700 if missing; returns a reason to refuse it when it belongs to another user or
  * is accessible to group or others.
  */
-export function checkPrivateDir(dir: string): string | undefined {
+export function checkPrivateDir(dir: string, platform: PlatformFacts = PLATFORM): string | undefined {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
+  if (!platform.modeBits) return undefined;
   const info = statSync(dir);
   if (typeof process.getuid === 'function' && info.uid !== process.getuid()) {
     return `${dir} belongs to uid ${info.uid}, not to this user (uid ${process.getuid()})`;

@@ -32,6 +32,11 @@ export interface PlatformFacts {
   spawnDetached: boolean;
   /** Whether `/proc` can tell live group members from zombies. */
   hasProc: boolean;
+  /**
+   * Whether file mode bits say who can access a file. On Windows they do not (access is by ACL,
+   * and the per-user profile directories are private already), so 0700 checks are skipped.
+   */
+  modeBits: boolean;
 }
 
 /** The facts of the host that the defaults are built from (injectable for tests). */
@@ -74,6 +79,7 @@ function posixFacts(name: NodeJS.Platform, host: HostFacts): PlatformFacts {
     killStrategy: 'process-group',
     spawnDetached: true,
     hasProc: name === 'linux',
+    modeBits: true,
   };
 }
 
@@ -96,6 +102,7 @@ function windowsFacts(host: HostFacts): PlatformFacts {
     // A detached child would get a console of its own; taskkill /T finds the tree without a group.
     spawnDetached: false,
     hasProc: false,
+    modeBits: false,
   };
 }
 

@@ -35,7 +35,7 @@ describe('POSIX facts', () => {
   });
 
   it('kills process groups of detached children; /proc only on Linux', () => {
-    expect(linux).toMatchObject({ killStrategy: 'process-group', spawnDetached: true, hasProc: true, name: 'linux' });
+    expect(linux).toMatchObject({ killStrategy: 'process-group', spawnDetached: true, hasProc: true, modeBits: true, name: 'linux' });
     expect(platformFacts('darwin', host)).toMatchObject({ killStrategy: 'process-group', hasProc: false, toolName: 'bash' });
   });
 });
@@ -80,7 +80,7 @@ describe('Windows facts', () => {
   });
 
   it('uses a pipe, not a socket file, and kills trees with tree-kill without detaching', () => {
-    expect(win).toMatchObject({ socketIsFile: false, killStrategy: 'tree-kill', spawnDetached: false, hasProc: false, name: 'win32' });
+    expect(win).toMatchObject({ socketIsFile: false, killStrategy: 'tree-kill', spawnDetached: false, hasProc: false, modeBits: false, name: 'win32' });
   });
 });
 
