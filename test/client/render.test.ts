@@ -8,21 +8,9 @@ import {
   renderResult,
 } from '../../client/render.js';
 import type { JobReadResult, JobSnapshot, ShellRunResult } from '../../protocol/types.js';
+import { runResult } from '../helpers/results.js';
 
-function result(overrides: Partial<ShellRunResult> = {}): ShellRunResult {
-  return {
-    exitCode: 0,
-    signal: null,
-    timedOut: false,
-    aborted: false,
-    timeoutMs: 120000,
-    durationMs: 5,
-    pid: 42,
-    stdout: { text: '', truncated: false },
-    stderr: { text: '', truncated: false },
-    ...overrides,
-  };
-}
+const result = runResult;
 
 const out = (text: string) => ({ text, truncated: false });
 

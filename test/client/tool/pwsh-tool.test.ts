@@ -8,6 +8,7 @@ import type { ExecdClient } from '../../../client/connection.js';
 import { BASH_FLAVOR, createShellTools, PWSH_FLAVOR } from '../../../client/tool/index.js';
 import type { ParamsOf, ShellRun } from '../../../protocol/methods.js';
 import type { ShellRunResult } from '../../../protocol/types.js';
+import { runResult } from '../../helpers/results.js';
 
 /** A client whose daemon answers every run with `answer`, recording the requests. */
 function cannedClient(answer: Partial<ShellRunResult>) {
@@ -18,18 +19,7 @@ function cannedClient(answer: Partial<ShellRunResult>) {
     call: async () => ({ sessionId: 's1', reattached: false, jobs: [] }),
     run: async (request: ParamsOf<typeof ShellRun>): Promise<ShellRunResult> => {
       requests.push(request);
-      return {
-        exitCode: 0,
-        signal: null,
-        timedOut: false,
-        aborted: false,
-        timeoutMs: 120000,
-        durationMs: 3,
-        pid: 7,
-        stdout: { text: '', truncated: false },
-        stderr: { text: '', truncated: false },
-        ...answer,
-      };
+      return runResult(answer);
     },
   };
   return { client: client as unknown as ExecdClient, requests };
