@@ -1,0 +1,52 @@
+/**
+ * `npm run bench` (SPEC §8): execd against the physical limits, measured side by side in the same
+ * run, printed as ratios. A measurement, never a test: it always exits 0 unless it crashed.
+ */
+import { benchLatency } from './b1-latency.js';
+import { benchSpill, SPILL_CONFIG } from './b2-spill.js';
+import { benchConcurrency } from './b3-concurrency.js';
+import { benchJobs } from './b4-jobs.js';
+import { benchCli } from './b5-cli.js';
+import { runCleanups } from './cleanup.js';
+import { startBenchDaemon, type BenchDaemon } from './daemon.js';
+import { readMemory } from './proc-stats.js';
+import { formatFigure, formatSummary, type Figure } from './stats.js';
+
+/** Every measured figure, in the table's order. */
+const BENCHES: ReadonlyArray<(daemon: BenchDaemon) => Promise<Figure[]>> = [
+  benchLatency,
+  benchSpill,
+  benchConcurrency,
+  benchJobs,
+  benchCli,
+];
+
+async function main(): Promise<void> {
+  const started = performance.now();
+  const daemon = await startBenchDaemon(SPILL_CONFIG);
+  const figures: Figure[] = [];
+  try {
+    for (const bench of BENCHES) {
+      for (const figure of await bench(daemon)) {
+        figures.push(figure);
+        process.stdout.write(`${formatFigure(figure)}\n`);
+      }
+    }
+    const memory = readMemory(daemon.pid);
+    process.stdout.write(
+      `daemon RSS now ${(memory.rss / 2 ** 20).toFixed(1)} MB, peak ${(memory.peak / 2 ** 20).toFixed(1)} MB; bench took ${((performance.now() - started) / 1000).toFixed(1)} s\n`,
+    );
+  } finally {
+    await daemon.stop();
+  }
+  process.stdout.write(`${formatSummary(figures)}\n`);
+}
+
+main().then(
+  () => runCleanups(),
+  (error: unknown) => {
+    runCleanups();
+    process.stderr.write(`bench: ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`);
+    process.exitCode = 1;
+  },
+);
