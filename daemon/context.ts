@@ -8,6 +8,7 @@ import type { EnvMap } from './env.js';
 import type { JobTable } from './jobs/job-table.js';
 import type { Logger } from './logger.js';
 import type { ProcessRegistry } from './process-registry.js';
+import type { SandboxRunner } from './sandbox/runner.js';
 import type { SessionTable } from './sessions.js';
 import type { statePaths } from './state-dir.js';
 
@@ -29,6 +30,8 @@ export interface DaemonContext {
   readonly runs: ActiveRuns;
   /** Background jobs, journaled. */
   readonly jobs: JobTable;
+  /** The file-sandbox runner, probed at start-up. */
+  readonly sandbox: SandboxRunner;
   /** True once shutdown began: new requests get SHUTTING_DOWN. */
   shuttingDown: boolean;
   /** Starts a graceful shutdown (idempotent). */

@@ -5,7 +5,7 @@
 import { isAbsolute, resolve as resolvePath } from 'node:path';
 import type { Config } from '../protocol/config.js';
 import type { ExecRequest } from '../protocol/methods.js';
-import type { SandboxPolicy } from '../protocol/sandbox.js';
+import type { SandboxMode, SandboxPolicy } from '../protocol/sandbox.js';
 import type { ExecSpec } from '../protocol/types.js';
 import { buildEnv, type EnvMap } from './env.js';
 
@@ -36,6 +36,20 @@ export function resolveWorkdir(requested: string | undefined, ctx: ResolveContex
   return isAbsolute(requested) ? requested : resolvePath(base, requested);
 }
 
+/**
+ * The sandbox policy: the request's, else the session's, else `config.defaultSandboxMode`. A
+ * confined mode always gets a workspace root: the policy's, else the session policy's, else the
+ * session's cwd (then `config.cwd`, then the daemon's cwd, like the working directory).
+ */
+export function resolveSandboxPolicy(requested: SandboxPolicy | undefined, ctx: ResolveContext): SandboxPolicy {
+  const { session, config } = ctx;
+  const mode: SandboxMode = requested?.mode ?? session.sandbox?.mode ?? config.defaultSandboxMode;
+  if (mode === 'danger-full-access') return { mode };
+  const workspaceRoot =
+    requested?.workspaceRoot ?? session.sandbox?.workspaceRoot ?? session.cwd ?? config.cwd ?? ctx.daemonCwd;
+  return { mode, workspaceRoot };
+}
+
 /** The spec a request runs with. The params schema has already refused non-positive values. */
 export function resolveSpec(request: ExecRequest, ctx: ResolveContext): ExecSpec {
   const { config, session } = ctx;
@@ -53,6 +67,6 @@ export function resolveSpec(request: ExecRequest, ctx: ResolveContext): ExecSpec
       requestDshEnv: request.dshEnv,
       sessionId: session.id,
     }),
-    sandboxPolicy: request.sandboxPolicy ?? session.sandbox ?? { mode: config.defaultSandboxMode },
+    sandboxPolicy: resolveSandboxPolicy(request.sandboxPolicy, ctx),
   };
 }

@@ -19,6 +19,7 @@ import { JobTable } from './jobs/job-table.js';
 import { killOrphanedGroups } from './jobs/recovery.js';
 import type { Logger } from './logger.js';
 import { ProcessRegistry } from './process-registry.js';
+import { createSandboxRunner } from './sandbox/runner.js';
 import { SessionTable } from './sessions.js';
 import { listenPrivately } from './socket.js';
 import { checkPrivateDir, ensureToken, statePaths } from './state-dir.js';
@@ -31,6 +32,8 @@ export interface DaemonOptions {
   /** `serve` flags: applied over the config file. */
   configFlags?: ConfigPatch;
   platform?: PlatformFacts;
+  /** The bwrap executable; default `EXECD_BWRAP`, else `bwrap` on PATH. */
+  bwrapPath?: string;
 }
 
 /** A running daemon. */
@@ -96,6 +99,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     processes,
     runs: new ActiveRuns(),
     jobs,
+    sandbox: await createSandboxRunner(options.bwrapPath ?? process.env.EXECD_BWRAP ?? 'bwrap'),
     shuttingDown: false,
     requestShutdown: (reason) => void shutdown(reason),
     nextRunName: () => `run-${stamp}-${++runCounter}`,
@@ -140,6 +144,10 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
       void context.runs.abortWhere((run) => run.owner === conn);
     });
   });
+  context.log.info(
+    { sandboxModes: context.sandbox.modes, sandboxUnavailable: context.sandbox.unavailable },
+    context.sandbox.unavailable === undefined ? 'sandbox runner works' : 'sandbox runner unavailable: confined modes fail closed',
+  );
   context.log.info({ socket: options.socketPath, stateDir: options.stateDir, version: VERSION }, 'listening');
   return { context, closed, shutdown };
 }

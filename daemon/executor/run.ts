@@ -10,6 +10,9 @@ import { ExecdError } from '../../protocol/errors.js';
 import type { ExecSpec, ShellRunResult } from '../../protocol/types.js';
 import { OutputCollector } from '../../spill/collector.js';
 import type { ProcessRegistry } from '../process-registry.js';
+import { DenialScanner } from '../sandbox/denial.js';
+import { runnerFailure } from '../sandbox/runner-failure.js';
+import { sandboxReport, sandboxUnavailable, type Confinement } from '../sandbox/runner.js';
 import { Deadline } from './deadline.js';
 import { groupAlive, terminateGroup } from './kill.js';
 import { checkWorkdir, spawned, spawnShell } from './spawn.js';
@@ -30,6 +33,8 @@ export interface RunContext {
   stdin?: string;
   /** Streaming: decoded text as it arrives, in order. */
   onOutput?: (stream: StreamName, text: string) => void;
+  /** Set for a confined mode: the command runs through the sandbox runner. */
+  confinement?: Confinement;
 }
 
 /** Resolves when a stream has closed. */
@@ -59,14 +64,19 @@ export async function runForeground(spec: ExecSpec, ctx: RunContext): Promise<Sh
   const stdout = collector('stdout', spec.stdoutMaxBytes);
   const stderr = collector('stderr', config.maxOutputBytes);
 
-  const child = spawnShell(spec, ctx.stdin);
-  const failure = await spawned(child, spec.argv[0]!);
-  if (failure) return failure;
+  const { confinement } = ctx;
+  const child = spawnShell(spec, ctx.stdin, confinement?.argv);
+  const failure = await spawned(child, confinement ? confinement.argv[0]! : spec.argv[0]!);
+  if (failure) return confinement ? sandboxUnavailable(confinement.mode, failure.message) : failure;
   const pid = child.pid!;
   const group = ctx.processes.track({ pgid: pid, sessionId: ctx.sessionId, kind: 'run' });
 
   child.stdout!.on('data', (chunk: Buffer) => stdout.write(chunk));
-  child.stderr!.on('data', (chunk: Buffer) => stderr.write(chunk));
+  const denials = confinement && new DenialScanner();
+  child.stderr!.on('data', (chunk: Buffer) => {
+    stderr.write(chunk);
+    denials?.write(chunk);
+  });
   const pipesClosed = Promise.all([closed(child.stdout), closed(child.stderr)]);
   const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
 
@@ -84,6 +94,17 @@ export async function runForeground(spec: ExecSpec, ctx: RunContext): Promise<Sh
   if (!deadline.reason && groupAlive(pid)) group.kind = 'leftover';
   else ctx.processes.untrack(group);
 
+  const stdoutResult = stdout.finish();
+  const stderrResult = stderr.finish();
+  if (confinement) {
+    const reason = runnerFailure({
+      exitCode,
+      stdoutBytes: stdout.totalBytes,
+      stderr: stderrResult.text,
+      stderrTruncated: stderrResult.truncated,
+    });
+    if (reason) return sandboxUnavailable(confinement.mode, `the runner failed before the command ran: ${reason}`);
+  }
   return {
     exitCode,
     signal,
@@ -92,7 +113,8 @@ export async function runForeground(spec: ExecSpec, ctx: RunContext): Promise<Sh
     timeoutMs: spec.timeoutMs,
     durationMs: Math.round(performance.now() - started),
     pid,
-    stdout: stdout.finish(),
-    stderr: stderr.finish(),
+    stdout: stdoutResult,
+    stderr: stderrResult,
+    sandbox: sandboxReport(spec.sandboxPolicy.mode, confinement, denials?.denied ?? false),
   };
 }

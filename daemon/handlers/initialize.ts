@@ -28,7 +28,7 @@ export const initializeHandlers = [
       capabilities: {
         shell: daemon.platform.shell,
         background: daemon.config.get().enableRunInBackground,
-        sandboxModes: ['danger-full-access'],
+        sandboxModes: daemon.sandbox.modes,
         streaming: true,
       },
     };

@@ -1,5 +1,5 @@
 /** `shell/resolve` and `shell/run`: resolve once, then run the resolved spec. */
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { ExecdError } from '../../protocol/errors.js';
 import { OutputProgressType, ShellResolve, ShellRun, type ExecRequest } from '../../protocol/methods.js';
 import type { ExecSpec } from '../../protocol/types.js';
@@ -8,6 +8,7 @@ import { runForeground } from '../executor/run.js';
 import type { DaemonContext } from '../context.js';
 import { handler, type HandlerContext } from '../handler.js';
 import { resolveSpec } from '../resolve.js';
+import { confine, type Confinement } from '../sandbox/runner.js';
 import { sessionSpillDir } from '../session-lifecycle.js';
 
 /** Resolves a request against its session; SESSION_NOT_FOUND when this connection has not opened it. */
@@ -35,6 +36,13 @@ export function checkSpawnLimits(daemon: DaemonContext, stdin: string | undefine
   return undefined;
 }
 
+/** The sandbox runner's wrapping of a spec (SPEC §6): undefined when unconfined, an error when it cannot be enforced. */
+export function confineSpec(daemon: DaemonContext, spec: ExecSpec, sessionId: string): Confinement | ExecdError | undefined {
+  const hiddenDirs = [daemon.stateDir];
+  if (daemon.platform.socketIsFile) hiddenDirs.push(dirname(daemon.socketPath));
+  return confine(daemon.sandbox, spec, { hiddenDirs, spillDir: sessionSpillDir(daemon, sessionId) });
+}
+
 /** Handlers of the foreground shell methods. */
 export const shellHandlers = [
   handler(ShellResolve, (params, ctx) => {
@@ -48,9 +56,8 @@ export const shellHandlers = [
     if (spec instanceof ExecdError) return spec;
     const limited = checkSpawnLimits(daemon, params.stdin);
     if (limited) return limited;
-    if (spec.sandboxPolicy.mode !== 'danger-full-access') {
-      return new ExecdError('SANDBOX_UNAVAILABLE', `no sandbox runner can enforce ${spec.sandboxPolicy.mode} on this machine`);
-    }
+    const confinement = confineSpec(daemon, spec, params.sessionId);
+    if (confinement instanceof ExecdError) return confinement;
 
     const controller = new AbortController();
     const cancel = token.onCancellationRequested(() => controller.abort());
@@ -61,6 +68,7 @@ export const shellHandlers = [
       sessionId: params.sessionId,
       spillPath: (stream) => join(sessionSpillDir(daemon, params.sessionId), `${runName}.${stream}`),
       processes: daemon.processes,
+      confinement,
       signal: controller.signal,
       stdin: params.stdin,
       onOutput:
@@ -73,7 +81,6 @@ export const shellHandlers = [
     daemon.runs.add({ sessionId: params.sessionId, owner: conn, controller, done });
     const result = await done;
     cancel.dispose();
-    if (result instanceof ExecdError) return result;
-    return { ...result, sandbox: { mode: spec.sandboxPolicy.mode, denied: false } };
+    return result;
   }),
 ];
