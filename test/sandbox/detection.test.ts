@@ -26,7 +26,8 @@ describe('DenialScanner', () => {
     const scanner = new DenialScanner();
     scanner.write(Buffer.from('cat: /root/x: Permission denied\n'));
     scanner.write(Buffer.from('Read-only file'));
-    scanner.write(Buffer.from(' systems are fine? no: Read-only file sys'));
+    scanner.write(Buffer.from(' sys\nRead-only fi'));
+    scanner.write(Buffer.from('le\n'));
     expect(scanner.denied).toBe(false);
     expect(hasDenialSignature('Permission denied')).toBe(false);
   });
