@@ -11,7 +11,7 @@ import { peekJob, readJob } from '../jobs/job-reads.js';
 import { planJobLaunch } from '../jobs/launch-plan.js';
 import { startJob } from '../jobs/start-job.js';
 import { sessionSpillDir } from '../session-lifecycle.js';
-import { checkSpawnLimits, resolveRequest } from './shell.js';
+import { checkSpawnLimits, confineSpec, resolveRequest } from './shell.js';
 
 /**
  * The job, when this connection opened `sessionId` and that session owns the job:
@@ -36,8 +36,7 @@ export const jobHandlers = [
     if (daemon.jobs.live(params.sessionId).length >= config.maxJobsPerSession) {
       return new ExecdError('LIMIT_EXCEEDED', `maxJobsPerSession limit reached (${config.maxJobsPerSession})`);
     }
-    const plan = planJobLaunch(spec);
-    if (plan instanceof ExecdError) return plan;
+    const plan = planJobLaunch(spec, confineSpec(daemon, spec, params.sessionId));
     const job = await startJob(spec, plan, params.sessionId, {
       table: daemon.jobs,
       processes: daemon.processes,

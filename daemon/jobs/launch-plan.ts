@@ -1,36 +1,49 @@
 /**
  * How a background job's process is launched: the argv actually spawned and what the sandbox
- * reports. This is the seam a sandbox runner plugs into: it may wrap the shell's argv, and tell
- * a runner failure apart from the command's own exit, which settles the job as `failed` with
- * `sandbox.runnerFailed: true` instead of `completed`.
+ * reports. This is the seam the sandbox runner plugs into: it wraps the shell's argv, watches
+ * stderr for denials, and tells a runner failure apart from the command's own exit, which settles
+ * the job as `failed` with `sandbox.runnerFailed: true` instead of `completed`.
  */
 import { ExecdError } from '../../protocol/errors.js';
 import type { ExecSpec, SandboxReport } from '../../protocol/types.js';
-
-/** How a process ended, as the runner's failure check sees it. */
-export interface ProcessExit {
-  exitCode: number | null;
-  signal: string | null;
-}
+import { DenialScanner } from '../sandbox/denial.js';
+import { runnerFailure, type RunOutcome } from '../sandbox/runner-failure.js';
+import { sandboxReport, type Confinement } from '../sandbox/runner.js';
 
 /** The launch of one job. */
 export interface JobLaunchPlan {
   /** Exactly the argv spawned: the spec's, or a runner's wrapping of it. */
   argv: string[];
-  /** What the job's snapshot reports about the sandbox. */
-  sandbox?: SandboxReport;
+  /** What the job's snapshot reports about the sandbox; `denied` turns true when a denial shows. */
+  sandbox: SandboxReport;
+  /** Set when no runner can enforce the mode: nothing is spawned, the job settles `failed` at once. */
+  refused?: string;
+  /** Sees every stderr chunk as it arrives (denial detection). */
+  onStderr?: (chunk: Buffer) => void;
   /**
-   * Called once the process ended: a reason when the runner failed before the command ran
-   * (the job then settles `failed` with `sandbox.runnerFailed: true`), else undefined.
+   * Set when a runner wraps the command. Called once the process ended: a reason when the runner
+   * failed before the command ran, else undefined. A failed spawn of a runner is a runner failure.
    */
-  runnerFailure?: (exit: ProcessExit, stderrTail: string) => string | undefined;
+  runnerFailure?: (outcome: RunOutcome) => string | undefined;
 }
 
-/** The plan for a spec; SANDBOX_UNAVAILABLE when its mode asks for confinement nothing enforces. */
-export function planJobLaunch(spec: ExecSpec): JobLaunchPlan | ExecdError {
+/**
+ * The plan for a spec and its confinement (see `confine`): unconfined, wrapped by the runner, or
+ * refused when the runner cannot enforce the mode — a job then fails; it never runs unconfined.
+ */
+export function planJobLaunch(spec: ExecSpec, confinement: Confinement | ExecdError | undefined): JobLaunchPlan {
   const { mode } = spec.sandboxPolicy;
-  if (mode !== 'danger-full-access') {
-    return new ExecdError('SANDBOX_UNAVAILABLE', `no sandbox runner can enforce ${mode} on this machine`);
-  }
-  return { argv: spec.argv, sandbox: { mode, denied: false } };
+  if (confinement instanceof ExecdError) return { argv: spec.argv, sandbox: { mode, denied: false }, refused: confinement.message };
+  const sandbox = sandboxReport(mode, confinement, false);
+  if (!confinement) return { argv: spec.argv, sandbox };
+  const denials = new DenialScanner();
+  return {
+    argv: confinement.argv,
+    sandbox,
+    onStderr: (chunk) => {
+      denials.write(chunk);
+      if (denials.denied) sandbox.denied = true;
+    },
+    runnerFailure,
+  };
 }

@@ -17,6 +17,7 @@ import { Job } from './job.js';
 import { CollectedStream, type StreamName } from './job-streams.js';
 import type { JobTable } from './job-table.js';
 import type { JobLaunchPlan } from './launch-plan.js';
+import type { JobOutcome } from './settlement.js';
 
 /** What starting a job needs besides its spec and plan. */
 export interface StartJobContext {
@@ -55,17 +56,18 @@ export async function startJob(spec: ExecSpec, plan: JobLaunchPlan, sessionId: s
   job.sandbox = plan.sandbox;
   table.add(job);
 
-  const failSpawn = (reason: string) => {
+  const failEarly = (outcome: JobOutcome) => {
     collectors.stdout.finish();
     collectors.stderr.finish();
-    job.settle({ kind: 'spawn-failed', reason });
+    job.settle(outcome);
     return job;
   };
+  if (plan.refused !== undefined) return failEarly({ kind: 'runner-failed', reason: plan.refused });
   const missing = await checkWorkdir(spec.workdir);
-  if (missing) return failSpawn(missing.message);
+  if (missing) return failEarly({ kind: 'spawn-failed', reason: missing.message });
   const child = spawnShell(spec, ctx.stdin, plan.argv);
   const failure = await spawned(child, plan.argv[0]!);
-  if (failure) return failSpawn(failure.message);
+  if (failure) return failEarly({ kind: plan.runnerFailure ? 'runner-failed' : 'spawn-failed', reason: failure.message });
 
   job.pid = child.pid!;
   if (HAS_PROC) job.procStartTime = readProcStat(job.pid)?.startTime;
@@ -98,7 +100,10 @@ async function watchJob(
   if (job.killRequested) void job.killTree(ctx.config.graceMs);
 
   child.stdout!.on('data', (chunk: Buffer) => collectors.stdout.write(chunk));
-  child.stderr!.on('data', (chunk: Buffer) => collectors.stderr.write(chunk));
+  child.stderr!.on('data', (chunk: Buffer) => {
+    collectors.stderr.write(chunk);
+    plan.onStderr?.(chunk);
+  });
   const pipesClosed = Promise.all([closed(child.stdout), closed(child.stderr)]);
   const [exitCode, signal] = (await once(child, 'exit')) as [number | null, NodeJS.Signals | null];
 
@@ -111,9 +116,10 @@ async function watchJob(
   if (!killing && groupAlive(pid)) group.kind = 'leftover';
   else ctx.processes.untrack(group);
 
+  const stdoutBytes = collectors.stdout.totalBytes;
   collectors.stdout.finish();
-  const stderrTail = collectors.stderr.finish().text;
-  const runnerFailed = plan.runnerFailure?.({ exitCode, signal }, stderrTail);
+  const stderr = collectors.stderr.finish();
+  const runnerFailed = plan.runnerFailure?.({ exitCode, stdoutBytes, stderr: stderr.text, stderrTruncated: stderr.truncated });
   if (runnerFailed !== undefined) job.settle({ kind: 'runner-failed', reason: runnerFailed });
   else job.settle({ kind: 'exit', exitCode, signal, killRequested: job.killRequested });
 }

@@ -1,30 +1,14 @@
 /** The Linux file sandbox with real bwrap and a real daemon (SPEC §6). */
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { renderResult } from '../../client/render.js';
-import { ExecdRpcError, type ExecdClient } from '../../client/connection.js';
-import { SessionOpen } from '../../protocol/methods.js';
-import type { SandboxPolicy } from '../../protocol/sandbox.js';
-import { startDaemon, waitPidsGone, type TestDaemon } from '../helpers/daemon.js';
+import { ExecdRpcError } from '../../client/connection.js';
+import { startDaemon, waitPidsGone } from '../helpers/daemon.js';
 import { pidsWithArgument } from '../helpers/procs.js';
+import { confinedPids, sandboxedSession, uniqueSleep } from '../helpers/sandbox.js';
 import { waitFor } from '../helpers/wait.js';
-
-/** A daemon with a session whose cwd is a fresh workspace directory. */
-async function sandboxedSession(sandbox?: SandboxPolicy, daemonOptions: Parameters<typeof startDaemon>[0] = {}) {
-  const daemon = await startDaemon(daemonOptions);
-  const workspace = join(daemon.dir, 'ws');
-  mkdirSync(workspace);
-  const client = await daemon.connect();
-  await client.call(SessionOpen, { sessionId: 's1', cwd: workspace, ...(sandbox && { sandbox }) });
-  return { daemon, client, workspace };
-}
-
-/** A unique token to find a test's processes by their command line. */
-function uniqueSleep(): string {
-  return `${1000 + Math.floor(Math.random() * 1000)}.${process.pid}${Date.now() % 100000}`;
-}
 
 /** The error name a rejected call carries. */
 async function errorOf(promise: Promise<unknown>): Promise<ExecdRpcError> {
@@ -156,25 +140,16 @@ describe('sandbox: the daemon stays out of reach', () => {
 });
 
 describe('sandbox: killing a confined run', () => {
-  async function confinedSleepPids(client: ExecdClient, token: string, output: () => string) {
-    await waitFor(() => output().includes('started'), 'the command to start');
-    // bwrap, its pid-1 helper, bash and both sleeps: found by their command line on the host.
-    return waitFor(() => {
-      const pids = pidsWithArgument(token);
-      return pids.length >= 4 ? pids : undefined;
-    }, 'the confined processes');
-  }
-
   it('a timeout leaves no process alive inside or outside the sandbox', async () => {
     const { client } = await sandboxedSession({ mode: 'workspace-write' }, { config: { graceMs: 500 } });
     const token = uniqueSleep();
     let output = '';
-    let pids: number[] = [];
     const running = client.run(
-      { sessionId: 's1', command: `sleep ${token} & echo started; sleep ${token}`, timeoutMs: 1500 },
+      { sessionId: 's1', command: `sleep ${token} & echo started; sleep ${token}`, timeoutMs: 5000 },
       { onOutput: ({ text }) => (output += text) },
     );
-    pids = await confinedSleepPids(client, token, () => output);
+    await waitFor(() => output.includes('started'), 'the command to start');
+    const pids = await confinedPids(token);
     const result = await running;
     expect(result).toMatchObject({ timedOut: true, aborted: false, sandbox: { mode: 'workspace-write', enforcement: 'bwrap' } });
     expect(pids).toContain(result.pid);
@@ -191,7 +166,8 @@ describe('sandbox: killing a confined run', () => {
       { sessionId: 's1', command: `trap '' TERM; sleep ${token} & echo started; sleep ${token}` },
       { signal: controller.signal, onOutput: ({ text }) => (output += text) },
     );
-    const pids = await confinedSleepPids(client, token, () => output);
+    await waitFor(() => output.includes('started'), 'the command to start');
+    const pids = await confinedPids(token);
     controller.abort();
     const result = await running;
     expect(result).toMatchObject({ aborted: true, timedOut: false });
@@ -201,7 +177,7 @@ describe('sandbox: killing a confined run', () => {
 });
 
 describe('sandbox: fail closed', () => {
-  async function daemonWithoutBwrap(): Promise<{ daemon: TestDaemon; client: ExecdClient; workspace: string }> {
+  function daemonWithoutBwrap() {
     return sandboxedSession({ mode: 'workspace-write' }, { env: { EXECD_BWRAP: '/nonexistent/bwrap' } });
   }
 
