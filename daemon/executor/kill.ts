@@ -45,9 +45,37 @@ export async function waitGroupGone(pgid: number, ms: number): Promise<boolean> 
   return true;
 }
 
+/** How a tree is terminated. */
+export interface TerminateOptions {
+  /**
+   * Spare the group leader from the SIGTERM (SIGKILL still reaches it). For a sandbox runner that
+   * leads the group and reports the exit status of the command it wraps, but would die of the
+   * SIGTERM itself without passing it on: sparing it lets a command that traps SIGTERM report its
+   * own exit status.
+   */
+  spareLeaderOnTerm?: boolean;
+}
+
+/** Signals every live member of a group but its leader (needs /proc; else the whole group). */
+function signalFollowers(pgid: number, signal: NodeJS.Signals): void {
+  if (!HAS_PROC || PLATFORM.killStrategy !== 'process-group') {
+    signalGroup(pgid, signal);
+    return;
+  }
+  for (const pid of liveGroupMembers(pgid)) {
+    if (pid === pgid) continue;
+    try {
+      process.kill(pid, signal);
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+}
+
 /** SIGTERM the tree, SIGKILL it after `graceMs`, and resolve once it is gone. */
-export async function terminateGroup(pgid: number, graceMs: number): Promise<void> {
-  signalGroup(pgid, 'SIGTERM');
+export async function terminateGroup(pgid: number, graceMs: number, options: TerminateOptions = {}): Promise<void> {
+  if (options.spareLeaderOnTerm) signalFollowers(pgid, 'SIGTERM');
+  else signalGroup(pgid, 'SIGTERM');
   if (await waitGroupGone(pgid, graceMs)) return;
   signalGroup(pgid, 'SIGKILL');
   await waitGroupGone(pgid, SIGKILL_SETTLE_MS);

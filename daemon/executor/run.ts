@@ -11,6 +11,7 @@ import type { ExecSpec, ShellRunResult } from '../../protocol/types.js';
 import { OutputCollector } from '../../spill/collector.js';
 import type { ProcessRegistry } from '../process-registry.js';
 import { DenialScanner } from '../sandbox/denial.js';
+import { confinedExit } from '../sandbox/exit-status.js';
 import { runnerFailure } from '../sandbox/runner-failure.js';
 import { sandboxReport, sandboxUnavailable, type Confinement } from '../sandbox/runner.js';
 import { Deadline } from './deadline.js';
@@ -81,13 +82,15 @@ export async function runForeground(spec: ExecSpec, ctx: RunContext): Promise<Sh
   const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
 
   const deadline = new Deadline(spec.timeoutMs, ctx.signal);
-  const killed = deadline.fired.then(() => terminateGroup(pid, config.graceMs));
+  const killed = deadline.fired.then(() => terminateGroup(pid, config.graceMs, confinement?.terminate));
 
-  const [exitCode, signal] = await exited;
+  const [rawExitCode, rawSignal] = await exited;
   // After the exit, wait for the pipes, but never past graceMs unless a kill is under way.
   await Promise.race([pipesClosed, delay(config.graceMs), deadline.fired.then(() => killed)]);
   if (deadline.reason) await killed;
   deadline.dispose();
+  const exit = { exitCode: rawExitCode, signal: rawSignal as string | null };
+  const { exitCode, signal } = confinement ? confinedExit(exit, deadline.reason !== undefined) : exit;
 
   child.stdout!.destroy();
   child.stderr!.destroy();

@@ -6,7 +6,9 @@
  */
 import { ExecdError } from '../../protocol/errors.js';
 import type { ExecSpec, SandboxReport } from '../../protocol/types.js';
+import type { TerminateOptions } from '../executor/kill.js';
 import { DenialScanner } from '../sandbox/denial.js';
+import { confinedExit, type ExitFacts } from '../sandbox/exit-status.js';
 import { runnerFailure, type RunOutcome } from '../sandbox/runner-failure.js';
 import { sandboxReport, type Confinement } from '../sandbox/runner.js';
 
@@ -25,6 +27,10 @@ export interface JobLaunchPlan {
    * failed before the command ran, else undefined. A failed spawn of a runner is a runner failure.
    */
   runnerFailure?: (outcome: RunOutcome) => string | undefined;
+  /** How the job's tree is killed (a runner leading the group is spared the SIGTERM). */
+  terminate?: TerminateOptions;
+  /** The exit facts of the ended process, given whether execd sent it SIGTERM (a runner's status convention). */
+  exitFacts?: (exit: ExitFacts, termSent: boolean) => ExitFacts;
 }
 
 /**
@@ -45,5 +51,7 @@ export function planJobLaunch(spec: ExecSpec, confinement: Confinement | ExecdEr
       if (denials.denied) sandbox.denied = true;
     },
     runnerFailure,
+    terminate: confinement.terminate,
+    exitFacts: confinedExit,
   };
 }

@@ -92,7 +92,7 @@ async function watchJob(
   let noteKill: () => void = () => {};
   const killRequested = new Promise<void>((resolve) => (noteKill = resolve));
   job.killTree = (graceMs) => {
-    killing ??= terminateGroup(pid, graceMs);
+    killing ??= terminateGroup(pid, graceMs, plan.terminate);
     noteKill();
     return killing;
   };
@@ -105,7 +105,9 @@ async function watchJob(
     plan.onStderr?.(chunk);
   });
   const pipesClosed = Promise.all([closed(child.stdout), closed(child.stderr)]);
-  const [exitCode, signal] = (await once(child, 'exit')) as [number | null, NodeJS.Signals | null];
+  const [rawExitCode, rawSignal] = (await once(child, 'exit')) as [number | null, NodeJS.Signals | null];
+  const exit = { exitCode: rawExitCode, signal: rawSignal as string | null };
+  const { exitCode, signal } = plan.exitFacts ? plan.exitFacts(exit, killing !== undefined) : exit;
 
   // After the exit, wait for the pipes a descendant may hold, but never past graceMs unless a
   // kill is under way (then until the tree is gone), exactly like a foreground run.

@@ -11,6 +11,7 @@ import { ExecdError } from '../../protocol/errors.js';
 import type { SandboxMode } from '../../protocol/sandbox.js';
 import type { ExecSpec, SandboxReport } from '../../protocol/types.js';
 import { ensurePrivateDir } from '../../spill/spill-file.js';
+import type { TerminateOptions } from '../executor/kill.js';
 import { bwrapArgv } from './bwrap-args.js';
 import { enforceableModes, isConfined, type ConfinedMode } from './modes.js';
 
@@ -30,11 +31,13 @@ export interface SandboxRunner {
   readonly modes: SandboxMode[];
 }
 
-/** A confined run's wrapped argv and what its result reports. */
+/** A confined run's wrapped argv, how to kill it, and what its result reports. */
 export interface Confinement {
   mode: ConfinedMode;
   enforcement: typeof BWRAP;
   argv: string[];
+  /** bwrap leads the group: spare it the SIGTERM so it reports the command's own status. */
+  terminate: TerminateOptions;
 }
 
 /** The daemon's places a confined command must not reach, and the ones it must still read. */
@@ -97,7 +100,7 @@ export function confine(runner: SandboxRunner, spec: ExecSpec, places: DaemonPla
     },
     spec.argv,
   );
-  return { mode, enforcement: runner.enforcement, argv };
+  return { mode, enforcement: runner.enforcement, argv, terminate: { spareLeaderOnTerm: true } };
 }
 
 /** What a result reports: unconfined runs are never denied; confined ones name their runner. */

@@ -1,6 +1,7 @@
 /** Denial signatures and runner-failure detection. */
 import { describe, expect, it } from 'vitest';
 import { DenialScanner, hasDenialSignature } from '../../daemon/sandbox/denial.js';
+import { confinedExit } from '../../daemon/sandbox/exit-status.js';
 import { runnerFailure } from '../../daemon/sandbox/runner-failure.js';
 
 describe('DenialScanner', () => {
@@ -49,5 +50,14 @@ describe('runnerFailure', () => {
     expect(runnerFailure({ ...base, stdoutBytes: 3, stderr: 'bwrap: x\n' })).toBeUndefined();
     expect(runnerFailure({ ...base, stderrTruncated: true, stderr: 'bwrap: x\n' })).toBeUndefined();
     expect(runnerFailure({ ...base, stderr: '' })).toBeUndefined();
+  });
+});
+
+describe('confinedExit', () => {
+  it('maps 128+SIGTERM back to the signal only when execd sent SIGTERM', () => {
+    expect(confinedExit({ exitCode: 143, signal: null }, true)).toEqual({ exitCode: null, signal: 'SIGTERM' });
+    expect(confinedExit({ exitCode: 143, signal: null }, false)).toEqual({ exitCode: 143, signal: null });
+    expect(confinedExit({ exitCode: 0, signal: null }, true)).toEqual({ exitCode: 0, signal: null });
+    expect(confinedExit({ exitCode: null, signal: 'SIGKILL' }, true)).toEqual({ exitCode: null, signal: 'SIGKILL' });
   });
 });

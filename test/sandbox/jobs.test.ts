@@ -49,6 +49,17 @@ describe('sandbox: background jobs', () => {
     expect(existsSync(join(workspace, 'ran.txt'))).toBe(false);
   });
 
+  it('a killed confined job reports the SIGTERM it died of', async () => {
+    const { client } = await sandboxedSession({ mode: 'read-only' });
+    const token = uniqueSleep();
+    const { jobId } = await client.call(ShellStart, { sessionId: 's1', command: `sleep ${token} & sleep ${token}` });
+    await confinedPids(token);
+    await client.call(JobKill, { sessionId: 's1', jobId });
+    const job = await client.call(JobWait, { sessionId: 's1', jobId });
+    expect(job).toMatchObject({ status: 'killed', detail: 'signal: SIGTERM', signal: 'SIGTERM', exitCode: null });
+    expect(pidsWithArgument(token)).toEqual([]);
+  });
+
   it('an unconfined job reports danger-full-access, not denied', async () => {
     const { client } = await sandboxedSession({ mode: 'danger-full-access' });
     const { jobId } = await client.call(ShellStart, { sessionId: 's1', command: 'true' });

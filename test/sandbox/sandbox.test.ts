@@ -151,7 +151,13 @@ describe('sandbox: killing a confined run', () => {
     await waitFor(() => output.includes('started'), 'the command to start');
     const pids = await confinedPids(token);
     const result = await running;
-    expect(result).toMatchObject({ timedOut: true, aborted: false, sandbox: { mode: 'workspace-write', enforcement: 'bwrap' } });
+    expect(result).toMatchObject({
+      timedOut: true,
+      aborted: false,
+      exitCode: null,
+      signal: 'SIGTERM',
+      sandbox: { mode: 'workspace-write', enforcement: 'bwrap' },
+    });
     expect(pids).toContain(result.pid);
     expect(await waitPidsGone(pids, 1000)).toEqual([]);
     expect(pidsWithArgument(token)).toEqual([]);
@@ -170,9 +176,23 @@ describe('sandbox: killing a confined run', () => {
     const pids = await confinedPids(token);
     controller.abort();
     const result = await running;
-    expect(result).toMatchObject({ aborted: true, timedOut: false });
+    expect(result).toMatchObject({ aborted: true, timedOut: false, signal: 'SIGKILL' });
     expect(await waitPidsGone(pids, 1000)).toEqual([]);
     expect(pidsWithArgument(token)).toEqual([]);
+  });
+});
+
+describe('sandbox: exit facts', () => {
+  it('keeps exit code 0 of a confined command that traps TERM, and still says it timed out', async () => {
+    const { client } = await sandboxedSession({ mode: 'read-only' });
+    const result = await client.run({ sessionId: 's1', command: "trap 'exit 0' TERM; echo started; sleep 30 & wait", timeoutMs: 3000 });
+    expect(result).toMatchObject({ exitCode: 0, signal: null, timedOut: true, aborted: false, stdout: { text: 'started\n' } });
+  });
+
+  it('reports the exit code of a confined command as it is', async () => {
+    const { client } = await sandboxedSession({ mode: 'read-only' });
+    expect(await client.run({ sessionId: 's1', command: 'exit 143' })).toMatchObject({ exitCode: 143, signal: null });
+    expect(await client.run({ sessionId: 's1', command: 'exit 7' })).toMatchObject({ exitCode: 7, signal: null });
   });
 });
 
