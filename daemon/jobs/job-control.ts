@@ -39,10 +39,7 @@ export async function releaseJob(table: JobTable, job: Job, graceMs: number): Pr
  */
 export async function endSessionJobs(table: JobTable, sessionId: string, graceMs: number): Promise<number> {
   const outcomes = await Promise.all(table.live(sessionId).map((job) => killJob(job, graceMs)));
-  for (const job of table.list(sessionId)) {
-    table.forget(job);
-    await deleteJobFiles(job);
-  }
+  for (const job of table.list(sessionId)) table.forget(job);
   return outcomes.filter(Boolean).length;
 }
 

@@ -1,0 +1,76 @@
+/**
+ * The job journal against real daemons (SPEC §5): after `kill -9` a new daemon on the same state
+ * dir fails the jobs that were running and kills their processes, keeps settled jobs readable,
+ * and continues the ids; a graceful stop leaves killed jobs behind just as readable.
+ */
+import { describe, expect, it } from 'vitest';
+import { DAEMON_RESTARTED_DETAIL } from '../../daemon/jobs/settlement.js';
+import { JobList, JobPeek, JobRead, SessionOpen, ShellStart } from '../../protocol/methods.js';
+import { startDaemon, waitPidsGone } from '../helpers/daemon.js';
+import { readToEnd, waitJob } from '../helpers/jobs.js';
+import { alivePids, pidsIn } from '../helpers/procs.js';
+import { waitFor } from '../helpers/wait.js';
+
+/** `bash-<n>` → n. */
+const idNumber = (id: string) => Number(id.slice('bash-'.length));
+
+describe('job journal and crash recovery', () => {
+  it('after kill -9: running jobs failed, their processes gone, settled output readable, ids continue', async () => {
+    const first = await startDaemon();
+    const client = await first.session('s1');
+    const { jobId: doneId } = await client.call(ShellStart, { sessionId: 's1', command: 'echo before the crash; seq 1 5000' });
+    await waitJob(client, 's1', doneId);
+    const tree = 'echo $$; sleep 300 & echo $!; wait';
+    const running = await Promise.all([1, 2, 3, 4, 5].map(() => client.call(ShellStart, { sessionId: 's1', command: tree })));
+    const pids = (
+      await Promise.all(
+        running.map(({ jobId }) =>
+          waitFor(async () => {
+            const text = (await client.call(JobPeek, { sessionId: 's1', jobId })).stdout.text;
+            return pidsIn(text).length === 2 ? pidsIn(text) : undefined;
+          }, `${jobId} to print its pids`),
+        ),
+      )
+    ).flat();
+    await first.crash();
+    // The crash killed only the daemon: the jobs' processes are orphans now.
+    expect(alivePids(pids)).toEqual(pids);
+
+    const second = await startDaemon({ stateDir: first.stateDir, socketPath: first.socketPath });
+    const after = await second.connect();
+    const opened = await after.call(SessionOpen, { sessionId: 's1', cwd: second.dir });
+    const failed = opened.jobs.filter((job) => job.status === 'failed');
+    expect(failed.map((job) => job.id).sort()).toEqual(running.map((job) => job.jobId).sort());
+    for (const job of failed) expect(job).toMatchObject({ detail: DAEMON_RESTARTED_DETAIL, reported: false });
+    expect(await waitPidsGone(pids)).toEqual([]);
+
+    const expected = `before the crash\n${Array.from({ length: 5000 }, (_, i) => `${i + 1}\n`).join('')}`;
+    const read = await after.call(JobRead, { sessionId: 's1', jobId: doneId });
+    expect(read.delta).toBe(expected);
+    expect(read.job).toMatchObject({ status: 'completed', stdoutBytes: expected.length });
+    // The failed jobs' output, written before the crash, is still there too.
+    const firstFailed = await after.call(JobRead, { sessionId: 's1', jobId: running[0]!.jobId });
+    expect(pidsIn(firstFailed.delta)).toHaveLength(2);
+
+    const { jobId: nextId } = await after.call(ShellStart, { sessionId: 's1', command: 'true' });
+    const oldIds = [doneId, ...running.map((job) => job.jobId)].map(idNumber);
+    expect(idNumber(nextId)).toBeGreaterThan(Math.max(...oldIds));
+    console.log(`recovered ${failed.length} interrupted jobs, killed ${pids.length} orphaned processes, read ${expected.length} bytes of a settled job; next id ${nextId}`);
+  });
+
+  it('after a graceful stop: jobs that ran were killed, settled and readable, their reader where it was', async () => {
+    const first = await startDaemon();
+    const client = await first.session('s1');
+    const { jobId } = await client.call(ShellStart, { sessionId: 's1', command: 'echo started; sleep 300' });
+    await waitFor(async () => (await client.call(JobRead, { sessionId: 's1', jobId })).delta === 'started\n', 'output');
+    expect(await first.stop()).toBe(0);
+
+    const second = await startDaemon({ stateDir: first.stateDir, socketPath: first.socketPath });
+    const after = await second.session('s1');
+    const [job] = await after.call(JobList, { sessionId: 's1' });
+    expect(job).toMatchObject({ id: jobId, status: 'killed', detail: 'signal: SIGTERM' });
+    // The cursor survived: the line read before the stop is not delivered again.
+    expect((await readToEnd(after, 's1', jobId)).text).toBe('');
+    expect((await after.call(JobPeek, { sessionId: 's1', jobId })).stdout.text).toBe('started\n');
+  });
+});

@@ -1,0 +1,44 @@
+/** The end of the job status machine, and the pid-reuse guard of crash recovery. */
+import { describe, expect, it } from 'vitest';
+import { groupStillOurs } from '../../../daemon/jobs/recovery.js';
+import { DAEMON_RESTARTED_DETAIL, settlementOf } from '../../../daemon/jobs/settlement.js';
+import type { ProcStat } from '../../../daemon/executor/proc.js';
+
+describe('settlementOf', () => {
+  it('calls any exit by itself completed, whatever the code', () => {
+    expect(settlementOf({ kind: 'exit', exitCode: 0, signal: null, killRequested: false })).toEqual({ status: 'completed', detail: 'exit code: 0' });
+    expect(settlementOf({ kind: 'exit', exitCode: 7, signal: null, killRequested: false })).toEqual({ status: 'completed', detail: 'exit code: 7' });
+  });
+
+  it('calls a death by signal killed and names the signal', () => {
+    expect(settlementOf({ kind: 'exit', exitCode: null, signal: 'SIGTERM', killRequested: true })).toEqual({ status: 'killed', detail: 'signal: SIGTERM' });
+    expect(settlementOf({ kind: 'exit', exitCode: null, signal: 'SIGKILL', killRequested: false })).toEqual({ status: 'killed', detail: 'signal: SIGKILL' });
+  });
+
+  it('calls an exit with a code after a kill request killed before exit', () => {
+    expect(settlementOf({ kind: 'exit', exitCode: 0, signal: null, killRequested: true })).toEqual({ status: 'killed', detail: 'killed before exit' });
+  });
+
+  it('reports infrastructure failures as failed, never as killed', () => {
+    expect(settlementOf({ kind: 'spawn-failed', reason: 'workdir does not exist: /x' })).toEqual({ status: 'failed', detail: 'spawn failed: workdir does not exist: /x' });
+    expect(settlementOf({ kind: 'runner-failed', reason: 'bwrap: setting up uid map' }).status).toBe('failed');
+    expect(settlementOf({ kind: 'daemon-restarted' })).toEqual({ status: 'failed', detail: DAEMON_RESTARTED_DETAIL });
+  });
+});
+
+describe('groupStillOurs', () => {
+  const leader = (startTime: number): ProcStat => ({ pid: 100, state: 'S', ppid: 1, pgrp: 100, startTime });
+
+  it('kills a group whose leader has the recorded start time', () => {
+    expect(groupStillOurs(5000, leader(5000))).toBe(true);
+  });
+
+  it('never kills a reused pid: another start time, or none recorded', () => {
+    expect(groupStillOurs(5000, leader(9000))).toBe(false);
+    expect(groupStillOurs(undefined, leader(9000))).toBe(false);
+  });
+
+  it('kills what is left of a group whose leader is gone', () => {
+    expect(groupStillOurs(5000, undefined)).toBe(true);
+  });
+});

@@ -1,0 +1,91 @@
+/** The pure arithmetic of job reads: UTF-8-safe slices, the `[stderr]` delta, the consuming cursor. */
+import { describe, expect, it } from 'vitest';
+import { consumeSlices, decodeSlice, formatDelta } from '../../../daemon/jobs/stream-read.js';
+import { TailBuffer } from '../../../spill/tail-buffer.js';
+
+const bytes = (text: string) => Buffer.from(text, 'utf8');
+
+describe('decodeSlice', () => {
+  it('holds back an incomplete trailing character while the stream can grow', () => {
+    const euro = bytes('€'); // e2 82 ac
+    const slice = { bytes: Buffer.concat([bytes('ab'), euro.subarray(0, 2)]), offset: 10, lossy: false };
+    expect(decodeSlice(slice, false)).toEqual({ text: 'ab', nextOffset: 12, lossy: false });
+  });
+
+  it('delivers everything once the stream is complete, invalid bytes as U+FFFD', () => {
+    const slice = { bytes: Buffer.from([0x61, 0xe2, 0x82]), offset: 0, lossy: false };
+    expect(decodeSlice(slice, true)).toEqual({ text: 'a\uFFFD', nextOffset: 3, lossy: false });
+  });
+
+  it('skips the tail of a character cut at the front of a lossy slice', () => {
+    const slice = { bytes: Buffer.concat([bytes('€').subarray(1), bytes('x')]), offset: 5, lossy: true };
+    expect(decodeSlice(slice, false)).toEqual({ text: 'x', nextOffset: 8, lossy: true });
+  });
+
+  it('never drops continuation-looking bytes at the front of a slice that lost nothing (binary output)', () => {
+    const slice = { bytes: Buffer.from([0x80, 0x80, 0x41]), offset: 0, lossy: false };
+    expect(decodeSlice(slice, false).nextOffset).toBe(3);
+  });
+});
+
+describe('formatDelta', () => {
+  it('is the stdout text alone when there is no new stderr', () => {
+    expect(formatDelta('out', '')).toBe('out');
+    expect(formatDelta('', '')).toBe('');
+  });
+
+  it('adds a newline before [stderr] only when stdout does not end with one', () => {
+    expect(formatDelta('out', 'err')).toBe('out\n[stderr]\nerr');
+    expect(formatDelta('out\n', 'err\n')).toBe('out\n[stderr]\nerr\n');
+  });
+
+  it('starts with [stderr] when there is no new stdout', () => {
+    expect(formatDelta('', 'err\n')).toBe('[stderr]\nerr\n');
+  });
+});
+
+describe('consumeSlices over a growing stream', () => {
+  /** A deterministic pseudo-random sequence. */
+  function random(seed: number): () => number {
+    let state = seed;
+    return () => {
+      state = (state * 1103515245 + 12345) % 2 ** 31;
+      return state / 2 ** 31;
+    };
+  }
+
+  it('delivers every character exactly once, whatever the chunking, when the reader keeps up', () => {
+    const next = random(7);
+    const alphabet = ['a', 'é', '€', '𝄞', '\n'];
+    const text = Array.from({ length: 5000 }, () => alphabet[Math.floor(next() * alphabet.length)]).join('');
+    const all = bytes(text);
+    const stdout = new TailBuffer(64);
+    const stderr = new TailBuffer(64);
+    let cursor = { stdout: 0, stderr: 0 };
+    let delivered = '';
+    let written = 0;
+    while (written < all.length) {
+      const size = 1 + Math.floor(next() * 20);
+      stdout.append(all.subarray(written, written + size));
+      written += size;
+      const read = consumeSlices(stdout.sliceFrom(cursor.stdout), stderr.sliceFrom(cursor.stderr), written >= all.length);
+      expect(read.lossy).toBe(false);
+      cursor = read.cursor;
+      delivered += read.delta;
+    }
+    expect(delivered).toBe(text);
+    expect(cursor.stdout).toBe(all.length);
+  });
+
+  it('marks a read lossy when the reader fell behind the window, and resumes exactly after it', () => {
+    const stdout = new TailBuffer(8);
+    const stderr = new TailBuffer(8);
+    stdout.append(bytes('0123456789abcdef'));
+    const lossy = consumeSlices(stdout.sliceFrom(0), stderr.sliceFrom(0), false);
+    expect(lossy).toEqual({ delta: '89abcdef', lossy: true, cursor: { stdout: 16, stderr: 0 } });
+    stdout.append(bytes('gh'));
+    stderr.append(bytes('E'));
+    const next = consumeSlices(stdout.sliceFrom(lossy.cursor.stdout), stderr.sliceFrom(lossy.cursor.stderr), true);
+    expect(next).toEqual({ delta: 'gh\n[stderr]\nE', lossy: false, cursor: { stdout: 18, stderr: 1 } });
+  });
+});
