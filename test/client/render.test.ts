@@ -7,8 +7,8 @@ import {
   renderProcessRead,
   renderResult,
 } from '../../client/render.js';
-import type { JobReadResult, JobSnapshot, ShellRunResult } from '../../protocol/types.js';
-import { runResult } from '../helpers/results.js';
+import type { JobReadResult, ShellRunResult } from '../../protocol/types.js';
+import { jobSnapshot as job, runResult } from '../helpers/results.js';
 
 const result = runResult;
 
@@ -184,24 +184,6 @@ describe('parseExitStatus', () => {
     expect(parseExitStatus('(no output)')).toEqual({ body: '(no output)', exitCode: 0 });
   });
 });
-
-function job(overrides: Partial<JobSnapshot> = {}): JobSnapshot {
-  return {
-    id: 'bash-3',
-    kind: 'bash',
-    label: 'make test',
-    ownerSession: 's1',
-    status: 'running',
-    pid: 99,
-    exitCode: null,
-    signal: null,
-    startedAt: '2026-01-01T00:00:00.000Z',
-    reported: false,
-    stdoutBytes: 0,
-    stderrBytes: 0,
-    ...overrides,
-  };
-}
 
 function read(overrides: Partial<JobReadResult> = {}): JobReadResult {
   return { delta: '', lossy: false, job: job(), ...overrides };

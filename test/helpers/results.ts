@@ -1,5 +1,5 @@
 /** Result values for tests of the rendering and the tool layer. */
-import type { ShellRunResult } from '../../protocol/types.js';
+import type { JobSnapshot, ShellRunResult } from '../../protocol/types.js';
 
 /** A foreground result: exit 0, no output, unless overridden. */
 export function runResult(overrides: Partial<ShellRunResult> = {}): ShellRunResult {
@@ -13,6 +13,25 @@ export function runResult(overrides: Partial<ShellRunResult> = {}): ShellRunResu
     pid: 42,
     stdout: { text: '', truncated: false },
     stderr: { text: '', truncated: false },
+    ...overrides,
+  };
+}
+
+/** A running job's snapshot, unless overridden. */
+export function jobSnapshot(overrides: Partial<JobSnapshot> = {}): JobSnapshot {
+  return {
+    id: 'bash-3',
+    kind: 'bash',
+    label: 'make test',
+    ownerSession: 's1',
+    status: 'running',
+    pid: 99,
+    exitCode: null,
+    signal: null,
+    startedAt: '2026-01-01T00:00:00.000Z',
+    reported: false,
+    stdoutBytes: 0,
+    stderrBytes: 0,
     ...overrides,
   };
 }

@@ -6,25 +6,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { replayJournal, type JobRecord, type JournalEntry } from '../../../daemon/jobs/journal-entries.js';
 import { JobJournal, loadJournal } from '../../../daemon/jobs/journal.js';
 import { LogFileStream } from '../../../daemon/jobs/job-streams.js';
+import { jobSnapshot } from '../../helpers/results.js';
 
 function record(id: string, patch: Partial<JobRecord> = {}): JobRecord {
-  return {
-    id,
-    label: 'echo hi',
-    ownerSession: 's1',
-    status: 'running',
-    pid: 123,
-    exitCode: null,
-    signal: null,
-    startedAt: '2026-01-01T00:00:00.000Z',
-    reported: false,
-    stdoutBytes: 0,
-    stderrBytes: 0,
-    stdoutPath: `/tmp/${id}.stdout`,
-    stderrPath: `/tmp/${id}.stderr`,
-    cursor: { stdout: 0, stderr: 0 },
-    ...patch,
-  };
+  const { kind: _kind, ...snapshot } = jobSnapshot({ id, pid: 123 });
+  return { ...snapshot, stdoutPath: `/tmp/${id}.stdout`, stderrPath: `/tmp/${id}.stderr`, cursor: { stdout: 0, stderr: 0 }, ...patch };
 }
 
 const lines = (...entries: JournalEntry[]) => entries.map((entry) => `${JSON.stringify(entry)}\n`).join('');
