@@ -12,7 +12,7 @@ import { median, type Figure } from './stats.js';
 
 const BYTES = 512 * 1024 * 1024;
 const COMMAND = 'head -c 512M /dev/zero';
-const ROUNDS = 3;
+const ROUNDS = 5;
 const MIB = 1024 * 1024;
 
 /** The daemon config B2 needs: a spill cap above the stream, so the file keeps every byte. */

@@ -13,20 +13,24 @@ import { readMemory } from './proc-stats.js';
 import { formatFigure, formatSummary, type Figure } from './stats.js';
 
 /** Every measured figure, in the table's order. */
-const BENCHES: ReadonlyArray<(daemon: BenchDaemon) => Promise<Figure[]>> = [
-  benchLatency,
-  benchSpill,
-  benchConcurrency,
-  benchJobs,
-  benchCli,
+const BENCHES: ReadonlyArray<[string, (daemon: BenchDaemon) => Promise<Figure[]>]> = [
+  ['B1', benchLatency],
+  ['B2', benchSpill],
+  ['B3', benchConcurrency],
+  ['B4', benchJobs],
+  ['B5', benchCli],
 ];
+
+/** `npm run bench -- B2 B5` measures only those figures (for profiling one of them). */
+const only = process.argv.slice(2).map((id) => id.toUpperCase());
 
 async function main(): Promise<void> {
   const started = performance.now();
   const daemon = await startBenchDaemon(SPILL_CONFIG);
   const figures: Figure[] = [];
   try {
-    for (const bench of BENCHES) {
+    for (const [id, bench] of BENCHES) {
+      if (only.length > 0 && !only.includes(id)) continue;
       for (const figure of await bench(daemon)) {
         figures.push(figure);
         process.stdout.write(`${formatFigure(figure)}\n`);

@@ -9,6 +9,7 @@ import type { Config } from '../../protocol/config.js';
 import { ExecdError } from '../../protocol/errors.js';
 import type { ExecSpec, ShellRunResult } from '../../protocol/types.js';
 import { OutputCollector } from '../../spill/collector.js';
+import { FileCapture } from '../../spill/file-capture.js';
 import type { ProcessRegistry } from '../process-registry.js';
 import { DenialScanner } from '../sandbox/denial.js';
 import { confinedExit } from '../sandbox/exit-status.js';
@@ -62,17 +63,25 @@ export async function runForeground(spec: ExecSpec, ctx: RunContext): Promise<Sh
       spillPath: ctx.spillPath(stream),
       onText: ctx.onOutput && ((text) => ctx.onOutput!(stream, text)),
     });
-  const stdout = collector('stdout', spec.stdoutMaxBytes);
+  // Unless it is streamed, stdout goes straight from the child into its capture file: no byte
+  // passes through the daemon, so capture runs at the speed of a shell redirect.
+  const stdoutFile = ctx.onOutput
+    ? undefined
+    : new FileCapture({ maxBytes: spec.stdoutMaxBytes, maxSpillBytes: config.maxSpillBytes, path: ctx.spillPath('stdout') });
+  const stdout = stdoutFile ?? collector('stdout', spec.stdoutMaxBytes);
   const stderr = collector('stderr', config.maxOutputBytes);
 
   const { confinement } = ctx;
-  const child = spawnShell(spec, ctx.stdin, confinement?.argv);
+  const child = spawnShell(spec, ctx.stdin, confinement?.argv, stdoutFile?.fd);
   const failure = await spawned(child, confinement ? confinement.argv[0]! : spec.argv[0]!);
-  if (failure) return confinement ? sandboxUnavailable(confinement.mode, failure.message) : failure;
+  if (failure) {
+    stdoutFile?.abandon();
+    return confinement ? sandboxUnavailable(confinement.mode, failure.message) : failure;
+  }
   const pid = child.pid!;
   const group = ctx.processes.track({ pgid: pid, sessionId: ctx.sessionId, kind: 'run' });
 
-  child.stdout!.on('data', (chunk: Buffer) => stdout.write(chunk));
+  if (stdout instanceof OutputCollector) child.stdout!.on('data', (chunk: Buffer) => stdout.write(chunk));
   const denials = confinement && new DenialScanner();
   child.stderr!.on('data', (chunk: Buffer) => {
     stderr.write(chunk);
@@ -92,12 +101,14 @@ export async function runForeground(spec: ExecSpec, ctx: RunContext): Promise<Sh
   const exit = { exitCode: rawExitCode, signal: rawSignal as string | null };
   const { exitCode, signal } = confinement ? confinedExit(exit, deadline.reason !== undefined) : exit;
 
-  child.stdout!.destroy();
+  child.stdout?.destroy();
   child.stderr!.destroy();
-  if (!deadline.reason && groupAlive(pid)) group.kind = 'leftover';
+  const leftover = !deadline.reason && groupAlive(pid);
+  if (leftover) group.kind = 'leftover';
   else ctx.processes.untrack(group);
 
-  const stdoutResult = stdout.finish();
+  // A leftover may still hold the capture file: it is held at the answered size while it lives.
+  const stdoutResult = stdout.finish(leftover ? () => groupAlive(pid) : undefined);
   const stderrResult = stderr.finish();
   if (confinement) {
     const reason = runnerFailure({

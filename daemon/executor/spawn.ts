@@ -23,15 +23,18 @@ export async function checkWorkdir(workdir: string): Promise<ExecdError | undefi
 
 /**
  * Starts `spec.argv` (or `argv`, when a sandbox runner wraps it). stdin is `/dev/null` unless a
- * string is given, which is written and closed.
+ * string is given, which is written and closed. stdout is a pipe, or the file descriptor
+ * `stdoutFd` when the child writes its output straight into a capture file.
  */
-export function spawnShell(spec: ExecSpec, stdin: string | undefined, argv: string[] = spec.argv): ShellProcess {
+export function spawnShell(spec: ExecSpec, stdin: string | undefined, argv: string[] = spec.argv, stdoutFd?: number): ShellProcess {
   const [file, ...args] = argv;
   const child = execa(file!, args, {
     cwd: spec.workdir,
     env: spec.env,
     extendEnv: false,
     ...(stdin === undefined ? { stdin: 'ignore' as const } : { input: stdin }),
+    // execa's types list only descriptors 3-9; at run time it hands any descriptor to spawn as is.
+    ...(stdoutFd === undefined ? {} : { stdout: stdoutFd as 3 }),
     buffer: false,
     // POSIX: its own process group, so one signal reaches the whole tree (see platform.ts).
     detached: PLATFORM.spawnDetached,

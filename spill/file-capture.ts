@@ -1,0 +1,153 @@
+/**
+ * Capture of one stream that the child writes straight into a file (SPEC §1.5 without a copy):
+ * the daemon opens the owner-only file, hands its descriptor to the child as the stream, and reads
+ * the tail back when the run ends. Bytes never pass through the daemon, so capture runs at the
+ * speed of a plain shell redirect.
+ *
+ * The reported result is the same as `OutputCollector`'s: a stream that stayed within `maxBytes`
+ * leaves no file and is not truncated; a longer one keeps the file (complete from byte 0) as its
+ * `spillPath`; one past `maxSpillBytes` loses the file and keeps only the tail.
+ */
+import { spawn } from 'node:child_process';
+import { closeSync, fstatSync, ftruncateSync, openSync, readSync, unlinkSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { CollectedOutput } from '../protocol/types.js';
+import { ensurePrivateDir } from './spill-file.js';
+import { decodeUtf8, leadingContinuationBytes } from './utf8.js';
+
+/** How often a running stream's size is checked against `maxSpillBytes`. */
+const WATCH_MS = 100;
+/** How often, after the run answered, a leftover writer's file is kept from growing. */
+const LEFTOVER_WATCH_MS = 1_000;
+/** Bytes a discarded file may hold beyond the tail before its front is freed. */
+const PUNCH_SLACK_BYTES = 16 * 1024 * 1024;
+/** Filesystem block size the freed range is aligned to. */
+const BLOCK_BYTES = 4096;
+
+/** How one file-backed stream is captured. */
+export interface FileCaptureOptions {
+  /** Bytes of the tail reported in `text`. */
+  maxBytes: number;
+  /** Past this size the file is deleted (an incomplete file would lie). */
+  maxSpillBytes: number;
+  /** Where the file lives; its directory is created 0700. */
+  path: string;
+}
+
+/** Frees the first `length` bytes of an open file, keeping its size (holes read as zeros). */
+function punchFront(fd: number, length: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const child = spawn('fallocate', ['--punch-hole', '--offset', '0', '--length', String(length), `/proc/${process.pid}/fd/${fd}`], {
+      stdio: 'ignore',
+    });
+    child.once('error', () => resolve(false));
+    child.once('exit', (code) => resolve(code === 0));
+  });
+}
+
+/** One stream captured in a file the child writes directly. */
+export class FileCapture {
+  /** The descriptor to give the child as its stream. */
+  readonly fd: number;
+  private discarded = false;
+  private closed = false;
+  /** Size of the file as answered; set by `finish`. */
+  private answeredSize: number | undefined;
+  private punchedTo = 0;
+  /** Settles when no hole punch is running (the descriptor must outlive it). */
+  private punch: Promise<void> | undefined;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly options: FileCaptureOptions) {
+    ensurePrivateDir(dirname(options.path));
+    // Read-write: the daemon reads the tail back through the same descriptor.
+    this.fd = openSync(options.path, 'w+', 0o600);
+    this.timer = setInterval(() => this.enforceCap(), WATCH_MS).unref();
+  }
+
+  /** Whole-stream bytes written so far. */
+  get totalBytes(): number {
+    return this.answeredSize ?? fstatSync(this.fd).size;
+  }
+
+  /**
+   * The run is over: reads the tail and reports the capture. When `writersAlive` is given (a
+   * descendant outlived the run and may still hold the stream), the file stays open, held at its
+   * answered size, until `writersAlive` says no more or `release` is called.
+   */
+  finish(writersAlive?: () => boolean): CollectedOutput {
+    clearInterval(this.timer);
+    const size = fstatSync(this.fd).size;
+    this.answeredSize = size;
+    const tailStart = Math.max(0, size - this.options.maxBytes);
+    const tail = Buffer.allocUnsafe(size - tailStart);
+    let got = 0;
+    while (got < tail.length) {
+      const n = readSync(this.fd, tail, got, tail.length - got, tailStart + got);
+      if (n === 0) break;
+      got += n;
+    }
+    const bytes = tail.subarray(0, got);
+    const truncated = tailStart > 0;
+    if (size > this.options.maxSpillBytes || !truncated) this.discard();
+    const text = decodeUtf8(truncated ? bytes.subarray(leadingContinuationBytes(bytes)) : bytes);
+    if (writersAlive) this.timer = setInterval(() => this.holdAnswered(writersAlive), LEFTOVER_WATCH_MS).unref();
+    else this.release();
+    return this.discarded ? { text, truncated } : { text, truncated, spillPath: this.options.path };
+  }
+
+  /** Stops holding the file and closes it (after any hole punch that still uses it). */
+  release(): void {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    if (this.closed) return;
+    this.closed = true;
+    const close = () => closeSync(this.fd);
+    if (this.punch) void this.punch.then(close);
+    else close();
+  }
+
+  /** Deletes the file and closes it: the run failed before it could be answered. */
+  abandon(): void {
+    this.discard();
+    this.release();
+  }
+
+  private discard(): void {
+    if (this.discarded) return;
+    this.discarded = true;
+    try {
+      unlinkSync(this.options.path);
+    } catch {
+      // Already gone: the goal is reached.
+    }
+  }
+
+  /**
+   * Past the cap the file is deleted; the child still holds it, so the disk it fills is freed here
+   * by punching out everything before the tail (the tail must stay exact, so no truncation).
+   */
+  private enforceCap(): void {
+    if (this.closed) return;
+    const size = fstatSync(this.fd).size;
+    if (size <= this.options.maxSpillBytes) return;
+    this.discard();
+    const front = Math.floor((size - this.options.maxBytes) / BLOCK_BYTES) * BLOCK_BYTES;
+    if (this.punch || front - this.punchedTo < PUNCH_SLACK_BYTES) return;
+    this.punch = punchFront(this.fd, front).then((ok) => {
+      this.punch = undefined;
+      if (ok) this.punchedTo = front;
+    });
+  }
+
+  /**
+   * After the answer, a leftover descendant may go on writing: the file is cut back to what was
+   * answered, so a reported spill file stays the run's output and no disk fills up.
+   */
+  private holdAnswered(writersAlive: () => boolean): void {
+    if (this.closed || this.answeredSize === undefined) return;
+    const keep = this.discarded ? 0 : this.answeredSize;
+    if (fstatSync(this.fd).size > keep) ftruncateSync(this.fd, keep);
+    if (!writersAlive()) this.release();
+  }
+}
