@@ -23,6 +23,22 @@ async function show(agent: string, tools: ShellTools, args: Record<string, unkno
   console.log(`${result.text}${result.isError ? '\n(isError)' : ''}\n`);
 }
 
+/** Starts a background job and reads it with `job_output` until it has finished. */
+async function showBackground(tools: ShellTools): Promise<void> {
+  if (!tools.jobOutput) return;
+  const args = { command: 'for i in 1 2 3; do echo tick $i; sleep 0.2; done', description: 'Tick in the background', run_in_background: true };
+  const started = await tools.shell.execute(args);
+  console.log(`--- parent calls ${tools.shell.name} ${JSON.stringify(args)}\n${started.text}\n`);
+  if (started.details.kind !== 'background') return;
+  const { jobId } = started.details;
+  for (;;) {
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const read = await tools.jobOutput.execute({ job_id: jobId });
+    console.log(`--- parent calls job_output {"job_id":"${jobId}"}\n${read.text}\n`);
+    if (read.isError || !read.text.includes(`[job ${jobId}: running]`)) return;
+  }
+}
+
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'execd-example-'));
   let daemon: RunningDaemon | undefined;
@@ -58,6 +74,7 @@ async function main(): Promise<void> {
     await show('subagent', sub, { command: 'echo building; sleep 5', description: 'Build too slowly', timeoutMs: 300 });
     await show('parent', parent, { command: 'printf "step one\\n[exit code: 1]"', description: 'Print a marker lookalike' });
     await show('parent', parent, { command: '', description: 'Run nothing' });
+    await showBackground(parent);
   } finally {
     clientA.close();
     clientB.close();

@@ -1,9 +1,10 @@
 /** The model-facing tool end to end through a real daemon (SPEC §3). */
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createShellTools, type EscalationRequest } from '../../../client/tool/index.js';
+import { createShellTools, type EscalationRequest, type JobNotice, type ShellTools } from '../../../client/tool/index.js';
 import { parseExitStatus } from '../../../client/render.js';
+import { JobList } from '../../../protocol/methods.js';
 import { startDaemon, waitPidsGone } from '../../helpers/daemon.js';
 import { pidsIn } from '../../helpers/procs.js';
 import { waitFor } from '../../helpers/wait.js';
@@ -120,6 +121,149 @@ describe('the shell tool through a real daemon', () => {
       { trusted: { stdin: '{"hook":1}\n', env: { PLUGIN_VAR: 'v' } } },
     );
     expect(result.text).toBe('{"hook":1}\nv\n');
+  });
+});
+
+/** Reads a job through `job_output` until it settled; returns every rendered read. */
+async function readUntilSettled(tools: ShellTools, jobId: string): Promise<string[]> {
+  const reads: string[] = [];
+  await waitFor(async () => {
+    const read = await tools.jobOutput!.execute({ job_id: jobId });
+    expect(read.isError).toBe(false);
+    reads.push(read.text);
+    return !read.text.includes(`[job ${jobId}: running]`) && !read.text.includes(`[job ${jobId}: stopping]`);
+  }, `job ${jobId} to settle`);
+  return reads;
+}
+
+/** The output part of a rendered read: everything before its state line. */
+function outputOf(read: string, jobId: string): string {
+  const body = read.slice(0, read.indexOf(`[job ${jobId}: `));
+  return body === '(no new output)\n' ? '' : body;
+}
+
+describe('background jobs through the tool', () => {
+  it('starts a job, reads it with job_output until done, and hands the completion to the harness', async () => {
+    const daemon = await startDaemon();
+    const notices: JobNotice[] = [];
+    const tools = await createShellTools({
+      client: await daemon.connect(),
+      session: { id: 's1', cwd: daemon.dir },
+      onJobExited: (notice) => notices.push(notice),
+    });
+    expect(tools.tools.map((tool) => tool.name)).toEqual(['bash', 'job_output', 'job_kill']);
+    const command = 'for i in 1 2 3; do echo tick $i; sleep 0.1; done; echo warn >&2; exit 3';
+    const started = await tools.shell.execute({ command, description: 'Tick three times', run_in_background: true });
+    expect(started.text).toMatch(/^started background job bash-\d+$/);
+    expect(started.isError).toBe(false);
+    const jobId = started.text.slice('started background job '.length);
+    expect(started.details).toMatchObject({ kind: 'background', jobId });
+
+    const reads = await readUntilSettled(tools, jobId);
+    const last = reads.at(-1)!;
+    expect(last.endsWith(`[job ${jobId}: completed]\n[exit code: 3]`)).toBe(true);
+    // Consuming reads: together they deliver every byte once.
+    const stdout = reads.map((read) => outputOf(read, jobId)).join('');
+    expect(stdout.replace('[stderr]\nwarn\n', '')).toBe('tick 1\ntick 2\ntick 3\n');
+    expect(stdout).toContain('[stderr]\nwarn\n');
+    expect(await tools.jobOutput!.execute({ job_id: jobId })).toMatchObject({
+      text: `(no new output)\n[job ${jobId}: completed]\n[exit code: 3]`,
+      isError: false,
+    });
+
+    await waitFor(() => notices.length === 1, 'the completion notice');
+    expect(notices[0]).toMatchObject({ sessionId: 's1', job: { id: jobId, status: 'completed', exitCode: 3 } });
+    expect(notices[0]!.text).toBe(`background job ${jobId} completed (exit code: 3): ${command}`);
+  });
+
+  it('kills a job with job_kill, and says so when it had already finished', async () => {
+    const daemon = await startDaemon();
+    const tools = await createShellTools({ client: await daemon.connect(), session: { id: 's1', cwd: daemon.dir } });
+    const pidFile = join(daemon.dir, 'pids');
+    const started = await tools.shell.execute({
+      command: `echo $$ > ${pidFile}; sleep 30 & echo $! >> ${pidFile}; wait`,
+      description: 'Sleep in the background',
+      run_in_background: true,
+    });
+    const jobId = started.text.slice('started background job '.length);
+    const pids = await waitFor(() => {
+      const found = existsSync(pidFile) ? pidsIn(readFileSync(pidFile, 'utf8')) : [];
+      return found.length === 2 ? found : undefined;
+    }, 'the pids to be written');
+    expect(await tools.jobKill!.execute({ job_id: jobId })).toEqual({
+      text: `killed background job ${jobId}`,
+      isError: false,
+      details: { kind: 'kill', jobId, killed: true },
+    });
+    expect(await waitPidsGone(pids)).toEqual([]);
+    expect((await tools.jobOutput!.execute({ job_id: jobId })).text).toBe(
+      `(no new output)\n[job ${jobId}: killed]\n[killed by signal: SIGTERM]`,
+    );
+    expect((await tools.jobKill!.execute({ job_id: jobId })).text).toBe(`background job ${jobId} had already finished`);
+  });
+
+  it('renders a read that fell behind with the lossy notice naming the log file', async () => {
+    const daemon = await startDaemon({ config: { maxOutputBytes: 1000 } });
+    const tools = await createShellTools({ client: await daemon.connect(), session: { id: 's1', cwd: daemon.dir } });
+    const started = await tools.shell.execute({
+      command: "head -c 5000 /dev/zero | tr '\\0' a",
+      description: 'Print more than the window',
+      run_in_background: true,
+    });
+    const jobId = started.text.slice('started background job '.length);
+    const watcher = await daemon.connect();
+    await waitFor(async () => (await watcher.call(JobList, { all: true }))[0]?.status === 'completed', 'the job to complete');
+    const read = await tools.jobOutput!.execute({ job_id: jobId });
+    expect(read.details).toMatchObject({ kind: 'read', read: { lossy: true } });
+    const details = read.details as { read: { stdoutSpillPath?: string; stderrSpillPath?: string; delta: string } };
+    const { stdoutSpillPath, stderrSpillPath, delta } = details.read;
+    expect(stdoutSpillPath).toBe(join(daemon.stateDir, 'spill', 's1', `${jobId}.stdout`));
+    const paths = [stdoutSpillPath, stderrSpillPath].filter(Boolean).join(', ');
+    expect(read.text).toBe(`${delta}\n[some output was dropped from memory; full output: ${paths}]\n[job ${jobId}: completed]`);
+    expect(delta).toBe('a'.repeat(1000));
+    expect(readFileSync(details.read.stdoutSpillPath!, 'utf8')).toBe('a'.repeat(5000));
+  });
+
+  it("answers unknown jobs and other sessions' jobs with error results", async () => {
+    const daemon = await startDaemon();
+    const mine = await createShellTools({ client: await daemon.connect(), session: { id: 'mine', cwd: daemon.dir } });
+    const other = await createShellTools({ client: await daemon.connect(), session: { id: 'other', cwd: daemon.dir } });
+    const started = await other.shell.execute({ command: 'sleep 30', description: 'Sleep in the background', run_in_background: true });
+    const jobId = started.text.slice('started background job '.length);
+    expect((await mine.jobOutput!.execute({ job_id: jobId })).details).toMatchObject({ kind: 'error', errorName: 'FORBIDDEN' });
+    expect((await mine.jobKill!.execute({ job_id: jobId })).isError).toBe(true);
+    expect((await mine.jobOutput!.execute({ job_id: 'bash-9999' })).details).toMatchObject({ kind: 'error', errorName: 'JOB_NOT_FOUND' });
+    expect(await mine.jobOutput!.execute({ job_id: '' })).toMatchObject({ isError: true, text: 'invalid job_id: expected a non-empty string' });
+    await other.jobKill!.execute({ job_id: jobId });
+  });
+
+  it('hands over a completion that happened while the harness was away when it reattaches', async () => {
+    const daemon = await startDaemon();
+    const first = await daemon.connect();
+    const before = await createShellTools({ client: first, session: { id: 's1', cwd: daemon.dir } });
+    const marker = join(daemon.dir, 'go');
+    const command = `while [ ! -e ${marker} ]; do sleep 0.05; done; echo finished`;
+    const started = await before.shell.execute({
+      command,
+      description: 'Wait for the go file',
+      run_in_background: true,
+    });
+    const jobId = started.text.slice('started background job '.length);
+    first.close();
+    writeFileSync(marker, '');
+    const watcher = await daemon.connect();
+    await waitFor(async () => {
+      const [job] = await watcher.call(JobList, { all: true });
+      return job?.status === 'completed';
+    }, 'the job to complete');
+    const notices: JobNotice[] = [];
+    const after = await createShellTools({
+      client: await daemon.connect(),
+      session: { id: 's1', cwd: daemon.dir },
+      onJobExited: (notice) => notices.push(notice),
+    });
+    expect(notices.map((notice) => notice.text)).toEqual([`background job ${jobId} completed (exit code: 0): ${command}`]);
+    expect((await after.jobOutput!.execute({ job_id: jobId })).text).toBe(`finished\n[job ${jobId}: completed]`);
   });
 });
 
