@@ -1,10 +1,10 @@
 /** The model-facing tool end to end through a real daemon (SPEC §3). */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { createShellTools, type EscalationRequest, type JobNotice, type ShellTools } from '../../../client/tool/index.js';
 import { parseExitStatus } from '../../../client/render.js';
-import { JobList } from '../../../protocol/methods.js';
+import { DaemonStatus, JobList } from '../../../protocol/methods.js';
 import { startDaemon, waitPidsGone } from '../../helpers/daemon.js';
 import { pidsIn } from '../../helpers/procs.js';
 import { waitFor } from '../../helpers/wait.js';
@@ -250,8 +250,13 @@ describe('background jobs through the tool', () => {
     });
     const jobId = started.text.slice('started background job '.length);
     first.close();
-    writeFileSync(marker, '');
     const watcher = await daemon.connect();
+    // The job must settle only once the daemon has seen the harness go, or the notice goes to it.
+    await waitFor(
+      async () => (await watcher.call(DaemonStatus, {})).sessions.find((session) => session.sessionId === 's1')?.connections === 0,
+      'the daemon to see the harness disconnect',
+    );
+    writeFileSync(marker, '');
     await waitFor(async () => {
       const [job] = await watcher.call(JobList, { all: true });
       return job?.status === 'completed';
@@ -346,6 +351,32 @@ describe('escalation through the tool', () => {
     expect(requests).toHaveLength(1);
     expect(result).toMatchObject({ text: 'written\n', isError: false });
     expect(result.details).toMatchObject({ kind: 'run', result: { sandbox: { mode: 'danger-full-access', denied: false } } });
+    expect(existsSync(marker)).toBe(true);
+  });
+
+  it('renders a real denial with the marker and the hint, and the approved retry writes under the wider mode', async () => {
+    const { tools, requests, workspace } = await confinedTools(() => true);
+    // Outside the workspace and outside the sandbox's private /tmp: a real denied write.
+    const marker = `/var/tmp/execd-escalation-test-${process.pid}-${Date.now()}`;
+    onTestFinished(() => rmSync(marker, { force: true }));
+    const args = { command: `touch ${marker}`, description: 'Write outside the workspace' };
+    const denied = await tools.shell.execute(args);
+    expect(denied.isError).toBe(false);
+    expect(denied.details).toMatchObject({ kind: 'run', result: { sandbox: { mode: 'workspace-write', denied: true } } });
+    expect(denied.text.endsWith(
+      '\n[sandbox: file access denied under workspace-write mode]\n' +
+        '[sandbox: to retry with wider file access, call again with sandbox_permissions (danger-full-access) and a justification]\n' +
+        '[exit code: 1]',
+    )).toBe(true);
+    expect(existsSync(marker)).toBe(false);
+    // Inside the workspace the confined run writes.
+    expect((await tools.shell.execute({ command: 'touch inside && echo ok', description: 'Write inside the workspace' })).text).toBe('ok\n');
+    expect(existsSync(join(workspace, 'inside'))).toBe(true);
+
+    const retried = await tools.shell.execute({ ...args, sandbox_permissions: 'danger-full-access', justification: 'The cache lives there' });
+    expect(requests).toHaveLength(1);
+    expect(retried).toMatchObject({ text: '(no output)', isError: false });
+    expect(retried.details).toMatchObject({ kind: 'run', result: { sandbox: { mode: 'danger-full-access', denied: false } } });
     expect(existsSync(marker)).toBe(true);
   });
 
