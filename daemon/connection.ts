@@ -11,9 +11,7 @@ import {
   createMessageConnection,
   ErrorCodes as RpcErrorCodes,
   ResponseError,
-  SocketMessageReader,
   type NotificationType,
-  SocketMessageWriter,
   type Message,
   type MessageConnection,
 } from 'vscode-jsonrpc/node.js';
@@ -23,18 +21,9 @@ import { Initialize } from '../protocol/methods.js';
 import type { DaemonContext } from './context.js';
 import type { HandlerEntry } from './handler.js';
 import type { SessionHolder } from './sessions.js';
+import { BoundedSocketWriter, createGuardedReader, type TransportLimits, type ViolationListener } from './transport.js';
 
 let connectionCounter = 0;
-
-/** A writer that can hang up right after its next message is on the wire. */
-class HangUpWriter extends SocketMessageWriter {
-  hangUp: (() => void) | undefined;
-
-  override async write(message: Message): Promise<void> {
-    await super.write(message);
-    this.hangUp?.();
-  }
-}
 
 /** Turns an error value into the JSON-RPC error response. */
 export function toResponseError(error: ExecdError): ResponseError<ErrorData> {
@@ -47,17 +36,25 @@ export class ClientConnection implements SessionHolder {
   readonly openSessions = new Set<string>();
   readonly rpc: MessageConnection;
   authed = false;
+  /** Resolves when the socket is fully closed (everything queued was flushed, or dropped). */
+  readonly gone: Promise<void>;
   private closedFlag = false;
+  private readonly writer: BoundedSocketWriter;
   private readonly closeListeners: Array<() => void> = [];
-  private readonly writer: HangUpWriter;
 
   constructor(
     readonly socket: Socket,
     private readonly daemon: DaemonContext,
     handlers: readonly HandlerEntry[],
   ) {
-    this.writer = new HangUpWriter(socket);
-    this.rpc = createMessageConnection(new SocketMessageReader(socket), this.writer);
+    this.gone = new Promise((resolve) => socket.once('close', () => resolve()));
+    const limits: TransportLimits = {
+      maxMessageBytes: () => daemon.config.get().maxMessageBytes,
+      maxUnsentBytes: () => daemon.config.get().maxUnsentBytes,
+    };
+    const violated: ViolationListener = (violation) => this.drop(violation);
+    this.writer = new BoundedSocketWriter(socket, limits, violated);
+    this.rpc = createMessageConnection(createGuardedReader(socket, limits, violated), this.writer);
     for (const entry of handlers) {
       this.rpc.onRequest(entry.decl.method, (params: unknown, token) => this.dispatch(entry, params, token));
     }
@@ -69,6 +66,7 @@ export class ClientConnection implements SessionHolder {
     this.rpc.onError(() => this.close());
     this.rpc.onClose(() => this.close());
     socket.on('error', () => this.close());
+    socket.on('close', () => this.close());
     this.rpc.listen();
   }
 
@@ -100,9 +98,29 @@ export class ClientConnection implements SessionHolder {
     for (const listener of this.closeListeners.splice(0)) listener();
   }
 
+  /**
+   * Ends a connection whose peer broke a transport bound. A broken frame is answered first (id
+   * null: the request's id was never read) so the peer learns why; a peer that stopped reading is
+   * cut off at once.
+   */
+  private drop(violation: Parameters<ViolationListener>[0]): void {
+    this.daemon.log.warn({ conn: this.id, reason: violation.message }, 'connection dropped');
+    if (violation.code === 'UNREAD') {
+      this.close();
+      this.socket.destroy();
+      return;
+    }
+    const error =
+      violation.code === 'LIMIT_EXCEEDED'
+        ? toResponseError(new ExecdError('LIMIT_EXCEEDED', violation.message))
+        : new ResponseError(RpcErrorCodes.ParseError, violation.message);
+    void this.writer.write({ jsonrpc: '2.0', id: null, error: error.toJson() } as Message);
+    this.close();
+  }
+
   private refuse(): ResponseError<ErrorData> {
     // The answer goes out first, then the connection is closed.
-    this.writer.hangUp = () => this.close();
+    this.writer.afterNextWrite(() => this.close());
     return toResponseError(new ExecdError('UNAUTHORIZED', 'the first request must be initialize with the daemon token'));
   }
 

@@ -10,6 +10,7 @@ import type { Logger } from './logger.js';
 import type { ProcessRegistry } from './process-registry.js';
 import type { SandboxRunner } from './sandbox/runner.js';
 import type { SessionTable } from './sessions.js';
+import type { SpillUsage } from './spill-sweep.js';
 import type { statePaths } from './state-dir.js';
 
 /** Everything a handler may read or change. */
@@ -32,6 +33,8 @@ export interface DaemonContext {
   readonly jobs: JobTable;
   /** The file-sandbox runner, probed at start-up. */
   readonly sandbox: SandboxRunner;
+  /** Spill and log bytes on disk as of the last retention sweep. */
+  readonly spill: SpillUsage;
   /** True once shutdown began: new requests get SHUTTING_DOWN. */
   shuttingDown: boolean;
   /** Starts a graceful shutdown (idempotent). */

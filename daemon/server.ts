@@ -7,6 +7,7 @@ import type { Server } from 'node:net';
 import { ConfigSchema, DEFAULT_CONFIG, type ConfigPatch } from '../protocol/config.js';
 import { ExecdError } from '../protocol/errors.js';
 import { PLATFORM, type PlatformFacts } from '../protocol/platform.js';
+import { openSpillFiles } from '../spill/spill-file.js';
 import { ActiveRuns } from './active-runs.js';
 import { ConfigStore, parseConfigPatch, readConfigFile } from './config-store.js';
 import { ClientConnection } from './connection.js';
@@ -21,6 +22,7 @@ import type { Logger } from './logger.js';
 import { ProcessRegistry } from './process-registry.js';
 import { createSandboxRunner } from './sandbox/runner.js';
 import { SessionTable } from './sessions.js';
+import { SpillSweeper } from './spill-sweep.js';
 import { listenPrivately } from './socket.js';
 import { checkPrivateDir, ensureToken, statePaths } from './state-dir.js';
 
@@ -50,6 +52,13 @@ export const VERSION: string = (
   JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
 ).version;
 
+/** How long shutdown waits for the last answers to be read by their clients. */
+const FLUSH_WAIT_MS = 1_000;
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
+
 /** Builds the configuration from defaults, the config file and the flags; throws a one-line reason. */
 function initialConfig(path: string, flags: ConfigPatch | undefined) {
   const fromFile = readConfigFile(path);
@@ -76,6 +85,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   let shutdownPromise: Promise<void> | undefined;
   let markClosed: () => void = () => {};
   const closed = new Promise<void>((resolve) => (markClosed = resolve));
+  const spill = new SpillSweeper(paths.spill, openSpillFiles, () => config.get(), options.log);
 
   const sessions = new SessionTable();
   const processes = new ProcessRegistry();
@@ -100,6 +110,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     runs: new ActiveRuns(),
     jobs,
     sandbox: await createSandboxRunner(options.bwrapPath ?? process.env.EXECD_BWRAP ?? 'bwrap'),
+    spill,
     shuttingDown: false,
     requestShutdown: (reason) => void shutdown(reason),
     nextRunName: () => `run-${stamp}-${++runCounter}`,
@@ -116,7 +127,10 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
       await killAllJobs(jobs, graceMs);
       jobs.close();
       await context.processes.killLeftovers(undefined, graceMs);
-      for (const conn of connections) conn.close();
+      const open = [...connections];
+      for (const conn of open) conn.close();
+      // The last answers reach their clients before the process exits (a stuck peer gets 1 s).
+      await Promise.race([Promise.all(open.map((conn) => conn.gone)), delay(FLUSH_WAIT_MS)]);
       if (platform.socketIsFile) {
         try {
           unlinkSync(options.socketPath);
@@ -124,12 +138,14 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
           // Already removed.
         }
       }
+      spill.stop();
       context.log.info('shut down');
       markClosed();
     })();
     return shutdownPromise;
   }
 
+  await spill.start();
   server = await listenPrivately(options.socketPath, platform, (socket) => {
     if (context.shuttingDown) {
       socket.destroy();

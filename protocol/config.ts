@@ -37,6 +37,8 @@ const CONFIG_FIELDS = {
   maxStdinBytes: positiveInt(),
   /** Largest JSON-RPC message a client may send, in bytes. */
   maxMessageBytes: positiveInt(),
+  /** Output queued for one client that it has not read yet; past it that connection is closed. */
+  maxUnsentBytes: positiveInt(),
   /** Total bytes of all spill and log files; the retention sweep removes the oldest past it. */
   spillQuotaBytes: positive(),
   /** Age after which a spill or log file of a settled run or job is removed by the sweep. */
@@ -69,6 +71,7 @@ export const DEFAULT_CONFIG: Config = Object.freeze({
   maxSessions: 256,
   maxStdinBytes: 8 * 1024 * 1024,
   maxMessageBytes: 16 * 1024 * 1024,
+  maxUnsentBytes: 16 * 1024 * 1024,
   spillQuotaBytes: 4 * 1024 * 1024 * 1024,
   spillRetentionMs: 7 * 24 * 3_600_000,
 });

@@ -4,7 +4,45 @@
  * between a child's pipe and a write stream.
  */
 import { closeSync, mkdirSync, openSync, unlinkSync, writeSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, resolve } from 'node:path';
+
+/**
+ * The spill and log files this process has open for writing. The retention sweep never removes
+ * one of them: an open file belongs to a run or job that is still producing it.
+ */
+export class OpenFiles {
+  private readonly paths = new Set<string>();
+  private readonly listeners = new Set<() => void>();
+
+  /** True while the file at `path` is open for writing. */
+  has(path: string): boolean {
+    return this.paths.has(resolve(path));
+  }
+
+  /** Calls `listener` whenever a file is opened or closed; returns the unsubscribe function. */
+  onChange(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Records an opened file. */
+  add(path: string): void {
+    this.paths.add(resolve(path));
+    this.changed();
+  }
+
+  /** Records a closed file. */
+  delete(path: string): void {
+    if (this.paths.delete(resolve(path))) this.changed();
+  }
+
+  private changed(): void {
+    for (const listener of this.listeners) listener();
+  }
+}
+
+/** Every spill and log file open in this process (files are a per-process resource). */
+export const openSpillFiles = new OpenFiles();
 
 /** Creates a directory tree with mode 0700 (existing directories are left as they are). */
 export function ensurePrivateDir(dir: string): void {
@@ -23,6 +61,7 @@ export class SpillFile {
   ) {
     ensurePrivateDir(dirname(path));
     this.fd = openSync(path, 'w', 0o600);
+    openSpillFiles.add(path);
   }
 
   /** The path while the file is complete and present; undefined once discarded. */
@@ -47,6 +86,7 @@ export class SpillFile {
     if (this.fd === undefined) return;
     closeSync(this.fd);
     this.fd = undefined;
+    openSpillFiles.delete(this.path);
   }
 
   /** Closes and deletes the file. */

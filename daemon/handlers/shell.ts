@@ -24,7 +24,10 @@ export function resolveRequest(request: ExecRequest, { daemon, conn }: HandlerCo
   });
 }
 
-/** LIMIT_EXCEEDED when a new process would pass `maxProcesses` or stdin passes `maxStdinBytes`. */
+/**
+ * LIMIT_EXCEEDED when a new process would pass `maxProcesses`, stdin passes `maxStdinBytes`, or
+ * spill and log files the sweep may not remove yet fill `spillQuotaBytes`.
+ */
 export function checkSpawnLimits(daemon: DaemonContext, stdin: string | undefined): ExecdError | undefined {
   const config = daemon.config.get();
   if (stdin !== undefined && Buffer.byteLength(stdin) > config.maxStdinBytes) {
@@ -32,6 +35,13 @@ export function checkSpawnLimits(daemon: DaemonContext, stdin: string | undefine
   }
   if (daemon.processes.count >= config.maxProcesses) {
     return new ExecdError('LIMIT_EXCEEDED', `maxProcesses limit reached (${config.maxProcesses})`);
+  }
+  daemon.spill.sweepSoon();
+  if (daemon.spill.usedBytes >= config.spillQuotaBytes) {
+    return new ExecdError(
+      'LIMIT_EXCEEDED',
+      `spillQuotaBytes limit reached (${config.spillQuotaBytes}): spill and log files of running commands still hold ${daemon.spill.usedBytes} bytes`,
+    );
   }
   return undefined;
 }
