@@ -55,10 +55,12 @@ export class ClientConnection implements SessionHolder {
     const violated: ViolationListener = (violation) => this.drop(violation);
     this.writer = new BoundedSocketWriter(socket, limits, violated);
     this.rpc = createMessageConnection(createGuardedReader(socket, limits, violated), this.writer);
-    for (const entry of handlers) {
-      this.rpc.onRequest(entry.decl.method, (params: unknown, token) => this.dispatch(entry, params, token));
-    }
-    this.rpc.onRequest((method) => {
+    // One catch-all handler: per-method handlers would receive params spread by position (an
+    // array) or a token in place of absent params; this one gets exactly what was sent, for zod.
+    const byMethod = new Map(handlers.map((entry) => [entry.decl.method, entry]));
+    this.rpc.onRequest((method, params, token) => {
+      const entry = byMethod.get(method);
+      if (entry) return this.dispatch(entry, params, token);
       if (!this.authed) return this.refuse();
       return new ResponseError(RpcErrorCodes.MethodNotFound, `unknown method: ${method}`);
     });

@@ -1,6 +1,6 @@
-/** Process checks for tests: is a pid alive (zombies count as dead), what are its descendants. */
+/** Process checks for tests: is a pid alive (zombies count as dead), children, groups, open fds. */
 import { readdirSync, readFileSync } from 'node:fs';
-import { readProcStat } from '../../daemon/executor/proc.js';
+import { readProcStat, type ProcStat } from '../../daemon/executor/proc.js';
 
 /** True when the process exists and is not a zombie. */
 export function pidAlive(pid: number): boolean {
@@ -34,4 +34,32 @@ export function pidsWithArgument(token: string): number[] {
     }
   }
   return pids;
+}
+
+/** Every process on the machine with its stat (zombies included). */
+export function allProcStats(): ProcStat[] {
+  const stats: ProcStat[] = [];
+  for (const name of readdirSync('/proc')) {
+    const pid = Number(name);
+    if (!Number.isInteger(pid)) continue;
+    const stat = readProcStat(pid);
+    if (stat) stats.push(stat);
+  }
+  return stats;
+}
+
+/** Direct children of `pid` (zombies included: an unreaped child is a leak). */
+export function childrenOf(pid: number): ProcStat[] {
+  return allProcStats().filter((stat) => stat.ppid === pid);
+}
+
+/** Processes (zombies included) whose process group is one of `pgids`. */
+export function membersOfGroups(pgids: Iterable<number>): ProcStat[] {
+  const wanted = new Set(pgids);
+  return allProcStats().filter((stat) => wanted.has(stat.pgrp));
+}
+
+/** Number of open file descriptors of a process. */
+export function openFdCount(pid: number): number {
+  return readdirSync(`/proc/${pid}/fd`).length;
 }

@@ -28,6 +28,8 @@ export interface RawClient {
   write(bytes: string | Buffer): void;
   /** Frames `body` with a correct Content-Length and writes it. */
   sendBody(body: string | Buffer): void;
+  /** Resolves with the answer to request `id` (or undefined if the connection closes first). */
+  answer(id: number): Promise<RawMessage | undefined>;
   /** Sends a request and resolves with its response (or undefined if the connection closes first). */
   request(method: string, params: unknown): Promise<RawMessage | undefined>;
   close(): void;
@@ -90,10 +92,14 @@ export function rawConnect(socketPath: string): Promise<RawClient> {
         if (!socket.destroyed) socket.write(bytes);
       },
       sendBody: (body) => client.write(frame(body)),
+      answer(id) {
+        const received = messages.find((message) => message.id === id);
+        if (received || isClosed) return Promise.resolve(received);
+        return new Promise((done) => waiters.set(id, done));
+      },
       request(method, params) {
         const id = ++nextId;
-        const answer = new Promise<RawMessage | undefined>((done) => waiters.set(id, done));
-        if (isClosed) return Promise.resolve(undefined);
+        const answer = client.answer(id);
         client.sendBody(JSON.stringify({ jsonrpc: '2.0', id, method, params }));
         return answer;
       },
