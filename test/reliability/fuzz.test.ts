@@ -11,7 +11,7 @@ import { performance } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
 import { ConfigSet, DaemonStatus, SessionClose, SessionOpen, ShellResolve, ShellRun, type AnyRequestDecl } from '../../protocol/methods.js';
 import { startDaemon } from '../helpers/daemon.js';
-import { frame, rawAuthed, rawConnect, type RawClient, type RawMessage } from '../helpers/raw-client.js';
+import { frameBody, rawAuthed, rawConnect, type RawConnection, type RawMessage } from '../helpers/raw.js';
 
 const SEED = Number(process.env.FUZZ_SEED ?? Date.now() % 2 ** 31);
 const AUTHED_CONNECTIONS = 4;
@@ -38,7 +38,7 @@ function generator(seed: number) {
 type Rng = ReturnType<typeof generator>;
 
 /** Kinds of field, and values that break each for sure. */
-const HUGE = 'h'.repeat(200_000);
+const HUGE = 'h'.repeat(64_000);
 const BAD_VALUES: Record<string, readonly unknown[]> = {
   sessionId: [5, null, true, [], {}, '', 'has space', 'x'.repeat(129), 'slash/inside', HUGE],
   string: [5, null, true, [], {}, 1.5],
@@ -164,19 +164,19 @@ function garbageFrames(rng: Rng): Buffer[] {
     () => Buffer.from('Content-Length: 12abc\r\n\r\n{}'),
     () => Buffer.from('Content-Length: 99999999999\r\n\r\n'),
     () => Buffer.from(`X-Junk: ${'j'.repeat(10_000)}`),
-    () => frame('{"jsonrpc":"2.0","id":1,"method":'),
-    () => frame(randomBytes(1 + rng.int(500))),
-    () => frame(rng.pick(['null', '5', '[]', '"x"', '{}', '{"id":3,"result":1}', '{"method":5,"id":1}', '{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"x"}}'])),
-    () => frame(Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"token":"'), randomBytes(20), Buffer.from('"}}')])),
-    () => frame(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'shell/run', params: { sessionId: 's', command: 'echo no-auth' } })),
-    () => frame(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'initialize', params: { protocolVersion: 1, token: 'f'.repeat(64), client: { name: 'x' } } })),
-    () => frame('{"jsonrpc":"2.0","id":4,"method":"daemon/status","params":{}}').subarray(0, 10 + rng.int(40)),
+    () => frameBody('{"jsonrpc":"2.0","id":1,"method":'),
+    () => frameBody(randomBytes(1 + rng.int(500))),
+    () => frameBody(rng.pick(['null', '5', '[]', '"x"', '{}', '{"id":3,"result":1}', '{"method":5,"id":1}', '{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"x"}}'])),
+    () => frameBody(Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"token":"'), randomBytes(20), Buffer.from('"}}')])),
+    () => frameBody(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'shell/run', params: { sessionId: 's', command: 'echo no-auth' } })),
+    () => frameBody(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'initialize', params: { protocolVersion: 1, token: 'f'.repeat(64), client: { name: 'x' } } })),
+    () => frameBody('{"jsonrpc":"2.0","id":4,"method":"daemon/status","params":{}}').subarray(0, 10 + rng.int(40)),
   ];
   return Array.from({ length: 1 + rng.int(3) }, () => rng.pick(kinds)());
 }
 
 /** Sends every request with at most `window` unanswered; returns the answers in order. */
-async function pipelined(client: RawClient, requests: BadRequest[], window: number): Promise<Array<RawMessage | undefined>> {
+async function pipelined(client: RawConnection, requests: BadRequest[], window: number): Promise<Array<RawMessage | undefined>> {
   const answers: Array<RawMessage | undefined> = new Array(requests.length);
   let next = 0;
   const lane = async () => {
@@ -248,7 +248,7 @@ describe('protocol fuzz', () => {
         while (left-- > 0) {
           const client = await rawConnect(daemon.socketPath);
           for (const bytes of garbageFrames(rng)) {
-            client.write(bytes);
+            client.sendBytes(bytes);
             frames += 1;
           }
           client.socket.end();
@@ -276,5 +276,5 @@ describe('protocol fuzz', () => {
         `${invalidParams} InvalidParams naming the field, ${methodNotFound} MethodNotFound, ${garbageClosed} garbage connections closed, ` +
         `well-behaved client ${correct}/${WELL_BEHAVED_RUNS} correct`,
     );
-  });
+  }, 180_000);
 });

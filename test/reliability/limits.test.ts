@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { ExecdRpcError, type ExecdClient } from '../../client/connection.js';
 import { DaemonStatus, SessionClose, SessionOpen, ShellRun } from '../../protocol/methods.js';
 import { startDaemon } from '../helpers/daemon.js';
-import { rawAuthed } from '../helpers/raw-client.js';
+import { rawAuthed } from '../helpers/raw.js';
 import { waitFor } from '../helpers/wait.js';
 
 /** The rejection of `promise`, which must be an ExecdRpcError. */
@@ -79,7 +79,7 @@ describe('limits', () => {
     const fits = await raw.request(ShellRun.method, { sessionId: 's1', command: 'wc -c', stdin: 'y'.repeat(90_000) });
     expect((fits?.result as { stdout: { text: string } }).stdout.text.trim()).toBe('90000');
     // The header announces 50 MB; the daemon answers and hangs up without waiting for the body.
-    raw.write('Content-Length: 50000000\r\n\r\n{"jsonrpc":"2.0","id":1,');
+    raw.sendBytes('Content-Length: 50000000\r\n\r\n{"jsonrpc":"2.0","id":1,');
     await raw.closed;
     const answer = raw.messages.at(-1);
     expect(answer).toMatchObject({ id: null, error: { code: -32008, data: { code: 'LIMIT_EXCEEDED' } } });

@@ -11,7 +11,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { connect, ExecdRpcError } from '../../client/connection.js';
 import { Initialize, ShellRun } from '../../protocol/methods.js';
 import { startDaemon } from '../helpers/daemon.js';
-import { rawConnect } from '../helpers/raw-client.js';
+import { rawConnect } from '../helpers/raw.js';
 
 const mode = (path: string) => (statSync(path).mode & 0o777).toString(8).padStart(4, '0');
 

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import type { ExecdClient } from '../../client/connection.js';
 import { DaemonStatus, SessionOpen, ShellRun } from '../../protocol/methods.js';
 import { startDaemon } from '../helpers/daemon.js';
-import { rawAuthed } from '../helpers/raw-client.js';
+import { rawAuthed } from '../helpers/raw.js';
 import { waitFor } from '../helpers/wait.js';
 
 const MAX_UNSENT = 4 * 1024 * 1024;
