@@ -38,6 +38,8 @@ export class ClientConnection implements SessionHolder {
   authed = false;
   /** Resolves when the socket is fully closed (everything queued was flushed, or dropped). */
   readonly gone: Promise<void>;
+  /** Requests being handled; their answers are not on the socket yet. */
+  private readonly inFlight = new Set<Promise<unknown>>();
   private closedFlag = false;
   private readonly writer: BoundedSocketWriter;
   private readonly closeListeners: Array<() => void> = [];
@@ -60,7 +62,7 @@ export class ClientConnection implements SessionHolder {
     const byMethod = new Map(handlers.map((entry) => [entry.decl.method, entry]));
     this.rpc.onRequest((method, params, token) => {
       const entry = byMethod.get(method);
-      if (entry) return this.dispatch(entry, params, token);
+      if (entry) return this.track(this.dispatch(entry, params, token));
       if (!this.authed) return this.refuse();
       return new ResponseError(RpcErrorCodes.MethodNotFound, `unknown method: ${method}`);
     });
@@ -124,6 +126,22 @@ export class ClientConnection implements SessionHolder {
     // The answer goes out first, then the connection is closed.
     this.writer.afterNextWrite(() => this.close());
     return toResponseError(new ExecdError('UNAUTHORIZED', 'the first request must be initialize with the daemon token'));
+  }
+
+  /**
+   * Resolves once every request in flight has been answered and its answer queued on the socket
+   * (vscode-jsonrpc writes it in the microtasks after the handler settles; a macrotask later they
+   * have all run).
+   */
+  async answered(): Promise<void> {
+    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+
+  private track(handling: Promise<unknown>): Promise<unknown> {
+    this.inFlight.add(handling);
+    void handling.finally(() => this.inFlight.delete(handling));
+    return handling;
   }
 
   private async dispatch(entry: HandlerEntry, raw: unknown, token: Parameters<HandlerEntry['handle']>[1]['token']): Promise<unknown> {

@@ -128,8 +128,10 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
       jobs.close();
       await context.processes.killLeftovers(undefined, graceMs);
       const open = [...connections];
+      // Every aborted run is answered, then the answers reach their clients before the process
+      // exits (a peer that does not read gets FLUSH_WAIT_MS for each step).
+      await Promise.race([Promise.all(open.map((conn) => conn.answered())), delay(FLUSH_WAIT_MS)]);
       for (const conn of open) conn.close();
-      // The last answers reach their clients before the process exits (a stuck peer gets 1 s).
       await Promise.race([Promise.all(open.map((conn) => conn.gone)), delay(FLUSH_WAIT_MS)]);
       if (platform.socketIsFile) {
         try {

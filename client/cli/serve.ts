@@ -56,8 +56,10 @@ export async function serveCommand(argv: string[]): Promise<number> {
   } catch (error) {
     throw new CliError(`execd serve: ${(error as Error).message}`);
   }
+  // `on`, not `once`: a repeated signal during the shutdown must not kill the daemon before it has
+  // killed every process tree (the shutdown is idempotent and bounded by graceMs).
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-    process.once(signal, () => void daemon.shutdown(signal));
+    process.on(signal, () => void daemon.shutdown(signal));
   }
   await daemon.closed;
   return 0;

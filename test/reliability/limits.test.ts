@@ -5,7 +5,7 @@
 import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ExecdRpcError, type ExecdClient } from '../../client/connection.js';
-import { DaemonStatus, SessionClose, SessionOpen, ShellRun } from '../../protocol/methods.js';
+import { DaemonStatus, JobKill, SessionClose, SessionOpen, ShellRun, ShellStart } from '../../protocol/methods.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { rawAuthed } from '../helpers/raw.js';
 import { waitFor } from '../helpers/wait.js';
@@ -41,6 +41,24 @@ describe('limits', () => {
     controllers[1]!.abort();
     await running[1];
     console.log(`limits: maxProcesses=2 refused the 3rd concurrent run ("${error.message}"), next run served`);
+  });
+
+  it('maxJobsPerSession: a job past the limit is refused; another session and a freed slot are served', async () => {
+    const daemon = await startDaemon({ config: { maxJobsPerSession: 2 } });
+    const client = await daemon.session('s1');
+    await client.call(SessionOpen, { sessionId: 's2', cwd: daemon.dir });
+    const jobs = [await client.call(ShellStart, { sessionId: 's1', command: 'sleep 300' }), await client.call(ShellStart, { sessionId: 's1', command: 'sleep 300' })];
+    const error = await rejection(client.call(ShellStart, { sessionId: 's1', command: 'sleep 300' }));
+    expect(error.errorName).toBe('LIMIT_EXCEEDED');
+    expect(error.message).toBe('maxJobsPerSession limit reached (2)');
+    // The limit is per session: another session still starts jobs.
+    const other = await client.call(ShellStart, { sessionId: 's2', command: 'true' });
+    expect(other.jobId).toMatch(/^bash-\d+$/);
+    expect(await client.call(JobKill, { sessionId: 's1', jobId: jobs[0]!.jobId })).toEqual({ killed: true });
+    const third = await client.call(ShellStart, { sessionId: 's1', command: 'true' });
+    expect(third.jobId).toMatch(/^bash-\d+$/);
+    await expectServed(client, 's1');
+    console.log(`limits: maxJobsPerSession=2 refused the 3rd running job ("${error.message}"); another session and a freed slot were served`);
   });
 
   it('maxStdinBytes: stdin one byte past the limit is refused; exactly the limit runs', async () => {
