@@ -12,7 +12,7 @@ import { spawn } from 'node:child_process';
 import { closeSync, fstatSync, ftruncateSync, openSync, readSync, unlinkSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { CollectedOutput } from '../protocol/types.js';
-import { ensurePrivateDir } from './spill-file.js';
+import { ensurePrivateDir, openSpillFiles } from './spill-file.js';
 import { decodeUtf8, leadingContinuationBytes } from './utf8.js';
 
 /** How often a running stream's size is checked against `maxSpillBytes`. */
@@ -62,6 +62,8 @@ export class FileCapture {
     ensurePrivateDir(dirname(options.path));
     // Read-write: the daemon reads the tail back through the same descriptor.
     this.fd = openSync(options.path, 'w+', 0o600);
+    // Open means in use: the retention sweep leaves the file alone until it is released.
+    openSpillFiles.add(options.path);
     this.timer = setInterval(() => this.enforceCap(), WATCH_MS).unref();
   }
 
@@ -102,6 +104,7 @@ export class FileCapture {
     this.timer = undefined;
     if (this.closed) return;
     this.closed = true;
+    openSpillFiles.delete(this.options.path);
     const close = () => closeSync(this.fd);
     if (this.punch) void this.punch.then(close);
     else close();
