@@ -3,7 +3,7 @@
  * ever run through a runner that the probe showed working; otherwise it fails closed with
  * SANDBOX_UNAVAILABLE and nothing runs.
  */
-import { mkdtempSync, rmSync, mkdirSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { renderResult } from '../../client/render.js';
 import { ExecdRpcError } from '../../client/connection.js';
+import { SessionOpen } from '../../protocol/methods.js';
 import { startDaemon, waitPidsGone } from '../helpers/daemon.js';
 import { pidsWithArgument } from '../helpers/procs.js';
 import { confinedPids, sandboxedSession, uniqueSleep } from '../helpers/sandbox.js';
@@ -136,6 +137,14 @@ describe('sandbox: the daemon stays out of reach', () => {
     expect(spilled.stdout.spillPath).toBeDefined();
     const reread = await client.run({ sessionId: 's1', command: `wc -l < '${spilled.stdout.spillPath}'` });
     expect(reread).toMatchObject({ exitCode: 0, stdout: { text: '2000\n' } });
+    // Another session's spill files stay out of sight.
+    const other = await daemon.connect();
+    await other.call(SessionOpen, { sessionId: 's2', cwd: daemon.dir });
+    const foreign = await other.run({ sessionId: 's2', command: 'seq 1 2000', stdoutMaxBytes: 100 });
+    expect(foreign.stdout.spillPath).toBeDefined();
+    const peek = await client.run({ sessionId: 's1', command: `wc -l < '${foreign.stdout.spillPath}'` });
+    expect(peek.exitCode).not.toBe(0);
+    expect(peek.stderr.text).toContain('No such file or directory');
   });
 });
 
