@@ -53,7 +53,9 @@ export async function startBenchDaemon(config: Record<string, unknown> = {}): Pr
   const dir = mkdtempSync(join(tmpdir(), 'execd-bench-'));
   const socketPath = join(dir, 'run', 'execd.sock');
   const stateDir = join(dir, 'state');
-  const args = [CLI, 'serve', '--socket', socketPath, '--state-dir', stateDir];
+  // Profiling hook, e.g. BENCH_DAEMON_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof'.
+  const nodeArgs = process.env.BENCH_DAEMON_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  const args = [...nodeArgs, CLI, 'serve', '--socket', socketPath, '--state-dir', stateDir];
   for (const [key, value] of Object.entries(config)) args.push('--config', `${key}=${JSON.stringify(value)}`);
   const proc = spawn(process.execPath, args, { env: daemonEnv(), stdio: ['ignore', 'ignore', 'pipe'] });
   const clients: ExecdClient[] = [];
