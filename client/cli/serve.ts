@@ -1,8 +1,6 @@
 /** `execd serve`: run the daemon in the foreground. */
 import { parseArgs } from 'node:util';
 import type { ConfigPatch } from '../../protocol/config.js';
-import { createLogger } from '../../daemon/logger.js';
-import { startDaemon } from '../../daemon/server.js';
 import { resolveEndpoint } from '../endpoint.js';
 import { CliError } from './errors.js';
 
@@ -49,6 +47,8 @@ export async function serveCommand(argv: string[]): Promise<number> {
     strict: true,
   });
   const endpoint = resolveEndpoint({ socketPath: values.socket, stateDir: values['state-dir'] });
+  // The daemon's modules load only here: every client command starts without them (B5).
+  const [{ createLogger }, { startDaemon }] = await Promise.all([import('../../daemon/logger.js'), import('../../daemon/server.js')]);
   const log = createLogger(values['log-level']!, { kind: 'stderr' });
   let daemon;
   try {
