@@ -9,7 +9,21 @@
  */
 import { performance } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
-import { ConfigSet, DaemonStatus, SessionClose, SessionOpen, ShellResolve, ShellRun, type AnyRequestDecl } from '../../protocol/methods.js';
+import {
+  ConfigSet,
+  DaemonStatus,
+  JobKill,
+  JobPeek,
+  JobRead,
+  JobRelease,
+  JobWait,
+  SessionClose,
+  SessionOpen,
+  ShellResolve,
+  ShellRun,
+  ShellStart,
+  type AnyRequestDecl,
+} from '../../protocol/methods.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { frameBody, rawAuthed, rawConnect, type RawConnection, type RawMessage } from '../helpers/raw.js';
 
@@ -49,6 +63,8 @@ const BAD_VALUES: Record<string, readonly unknown[]> = {
   env: ['x', 5, true, { KEY: 5 }, { KEY: null }, { KEY: {} }],
   dshEnv: [{ NOT_DSH: 'x' }, { DSH_OK: 5 }, 'x', 7],
   bool: ['true', 1, null, {}],
+  jobId: [5, null, '', 'bash', 'bash-', 'BASH-1', '../bash-1', {}, HUGE],
+  offset: [-1, 1.5, '3', null, {}],
 };
 
 /** A method whose params are mutated, with a valid base and the kind of each field. */
@@ -73,6 +89,25 @@ const EXEC_FIELDS: Template['fields'] = {
 const TEMPLATES = (sessionId: string): Template[] => [
   { decl: ShellRun, base: { sessionId, command: 'echo fuzz' }, fields: EXEC_FIELDS, required: ['sessionId', 'command'] },
   { decl: ShellResolve, base: { sessionId, command: 'echo fuzz' }, fields: EXEC_FIELDS, required: ['sessionId', 'command'] },
+  { decl: ShellStart, base: { sessionId, command: 'echo fuzz' }, fields: EXEC_FIELDS, required: ['sessionId', 'command'] },
+  ...[JobRead, JobKill, JobRelease].map((decl) => ({
+    decl,
+    base: { sessionId, jobId: 'bash-1' },
+    fields: { sessionId: 'sessionId', jobId: 'jobId' } as Template['fields'],
+    required: ['sessionId', 'jobId'],
+  })),
+  {
+    decl: JobPeek,
+    base: { sessionId, jobId: 'bash-1' },
+    fields: { sessionId: 'sessionId', jobId: 'jobId', stdoutOffset: 'offset', stderrOffset: 'offset' },
+    required: ['sessionId', 'jobId'],
+  },
+  {
+    decl: JobWait,
+    base: { sessionId, jobId: 'bash-1' },
+    fields: { sessionId: 'sessionId', jobId: 'jobId', timeoutMs: 'number' },
+    required: ['sessionId', 'jobId'],
+  },
   {
     decl: SessionOpen,
     base: { sessionId, cwd: '/tmp' },

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { ExecdRpcError, type ExecdClient } from '../../client/connection.js';
 import { DaemonStatus, JobKill, SessionClose, SessionOpen, ShellRun, ShellStart } from '../../protocol/methods.js';
 import { startDaemon } from '../helpers/daemon.js';
+import { startHeldRun } from '../helpers/held-run.js';
 import { rawAuthed } from '../helpers/raw.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -109,13 +110,7 @@ describe('limits', () => {
   it('spillQuotaBytes: spill files of a running command fill the quota; runs are refused until the sweep frees it', async () => {
     const daemon = await startDaemon({ config: { spillQuotaBytes: 1_000_000, maxOutputBytes: 1_000 } });
     const client = await daemon.session('s1');
-    const controller = new AbortController();
-    let ready = '';
-    const filling = client.run(
-      { sessionId: 's1', command: 'head -c 2000000 /dev/zero; echo ready >&2; sleep 30' },
-      { signal: controller.signal, onOutput: ({ stream, text }) => stream === 'stderr' && (ready += text) },
-    );
-    await waitFor(() => ready.includes('ready'), 'the spill file to be written');
+    const held = await startHeldRun(client, 's1', 2_000_000);
     const refused = await waitFor(
       async () => {
         const outcome = await client.run({ sessionId: 's1', command: 'true' }).catch((error: unknown) => error);
@@ -127,8 +122,7 @@ describe('limits', () => {
     expect(refused.errorName).toBe('LIMIT_EXCEEDED');
     expect(refused.message).toMatch(/^spillQuotaBytes limit reached \(1000000\)/);
     expect((await client.call(DaemonStatus, {})).spill.bytes).toBeGreaterThanOrEqual(2_000_000);
-    controller.abort();
-    const settled = await filling;
+    const settled = await held.abort();
     expect(settled.stdout.spillPath).toBeDefined();
     // Once settled, the file is the oldest closed one past the quota: the sweep removes it.
     await waitFor(() => !existsSync(settled.stdout.spillPath!), 'the sweep to remove the settled spill file');

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { startDaemon } from '../helpers/daemon.js';
+import { startHeldRun } from '../helpers/held-run.js';
 import { waitFor } from '../helpers/wait.js';
 
 describe('spill retention sweep', () => {
@@ -31,13 +32,7 @@ describe('spill retention sweep', () => {
   it('removes a settled run\'s file once it is past retention, never the file of a run still writing it', async () => {
     const daemon = await startDaemon({ config: { spillRetentionMs: 500, maxOutputBytes: 100 } });
     const client = await daemon.session('s1');
-    const controller = new AbortController();
-    let ready = '';
-    const writing = client.run(
-      { sessionId: 's1', command: 'head -c 1000 /dev/zero; echo ready >&2; sleep 300' },
-      { signal: controller.signal, onOutput: ({ stream, text }) => stream === 'stderr' && (ready += text) },
-    );
-    await waitFor(() => ready.includes('ready'), 'the long run to spill');
+    const held = await startHeldRun(client, 's1', 1_000);
     const settled = await client.run({ sessionId: 's1', command: 'head -c 1000 /dev/zero' });
     const settledPath = settled.stdout.spillPath!;
     expect(existsSync(settledPath)).toBe(true);
@@ -49,8 +44,7 @@ describe('spill retention sweep', () => {
     // The long run's file is older still, but open: it stayed, and its run reports it.
     const remaining = readdirSync(dirname(settledPath)).map((name) => join(dirname(settledPath), name));
     expect(remaining).toHaveLength(1);
-    controller.abort();
-    const long = await writing;
+    const long = await held.abort();
     const longPath = long.stdout.spillPath!;
     expect(long.stdout.truncated).toBe(true);
     expect(longPath).toBe(remaining[0]);
