@@ -380,6 +380,23 @@ describe('escalation through the tool', () => {
     expect(existsSync(marker)).toBe(true);
   });
 
+  it('renders the denial of a confined background job with the hint in job_output', async () => {
+    const { tools } = await confinedTools(() => true);
+    const started = await tools.shell.execute({
+      command: `echo start; touch /etc/execd-tool-job-test-${process.pid}`,
+      description: 'Write to etc in the background',
+      run_in_background: true,
+    });
+    const jobId = started.text.slice('started background job '.length);
+    const reads = await readUntilSettled(tools, jobId);
+    expect(reads.join('\n')).toContain('start\n');
+    expect(reads.at(-1)!.endsWith(
+      '[sandbox: file access denied under workspace-write mode]\n' +
+        '[sandbox: to retry with wider file access, call again with sandbox_permissions (danger-full-access) and a justification]\n' +
+        `[job ${jobId}: completed]\n[exit code: 1]`,
+    )).toBe(true);
+  });
+
   it('refuses a target that is not wider than the session mode', async () => {
     const { tools, requests } = await confinedTools(() => true);
     const result = await tools.shell.execute({
