@@ -14,7 +14,7 @@ import { checkWorkdir, spawned, spawnShell, type ShellProcess } from '../executo
 import type { Logger } from '../logger.js';
 import type { ProcessRegistry, TrackedGroup } from '../process-registry.js';
 import { Job } from './job.js';
-import { CollectedStream, type StreamName } from './job-streams.js';
+import { CollectedStream, LogFileStream, type StreamName } from './job-streams.js';
 import type { JobTable } from './job-table.js';
 import type { JobLaunchPlan } from './launch-plan.js';
 import type { JobOutcome } from './settlement.js';
@@ -121,7 +121,19 @@ async function watchJob(
   const stdoutBytes = collectors.stdout.totalBytes;
   collectors.stdout.finish();
   const stderr = collectors.stderr.finish();
+  readFromLogFiles(job, collectors, ctx.config.maxOutputBytes);
   const runnerFailed = plan.runnerFailure?.({ exitCode, stdoutBytes, stderr: stderr.text, stderrTruncated: stderr.truncated });
   if (runnerFailed !== undefined) job.settle({ kind: 'runner-failed', reason: runnerFailed });
   else job.settle({ kind: 'exit', exitCode, signal, killRequested: job.killRequested });
+}
+
+/**
+ * A settled job's output no longer changes: reads go to its log files through a window of the same
+ * size, and the memory goes with the process. A stream whose file passed the cap keeps its tail.
+ */
+function readFromLogFiles(job: Job, collectors: Collectors, windowBytes: number): void {
+  for (const stream of ['stdout', 'stderr'] as const) {
+    const { spillPath, totalBytes } = collectors[stream];
+    if (spillPath !== undefined) job.streams[stream] = new LogFileStream(spillPath, totalBytes, windowBytes);
+  }
 }

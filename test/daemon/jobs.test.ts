@@ -16,7 +16,7 @@ import {
   ShellStart,
 } from '../../protocol/methods.js';
 import { startDaemon, waitPidsGone } from '../helpers/daemon.js';
-import { readToEnd, waitJob } from '../helpers/jobs.js';
+import { waitJob } from '../helpers/jobs.js';
 import { alivePids, pidsIn } from '../helpers/procs.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -38,19 +38,36 @@ describe('background jobs', () => {
   it('delivers every byte exactly once over repeated reads while the job runs, and only new bytes after', async () => {
     const daemon = await startDaemon();
     const client = await daemon.session('s1');
-    const command = 'for i in $(seq 1 1000); do echo $i; if (( i % 20 == 0 )); then sleep 0.005; fi; done';
+    // Halfway, the job waits for a flag the reader sets once it saw line 500: some reads happen while it runs.
+    const flag = join(daemon.dir, 'half');
+    const command =
+      'for i in $(seq 1 1000); do echo $i; if (( i % 20 == 0 )); then sleep 0.005; fi; ' +
+      `if (( i == 500 )); then while [ ! -e ${flag} ]; do sleep 0.01; done; fi; done`;
     const started = await client.call(ShellStart, { sessionId: 's1', command });
     expect(started.jobId).toMatch(/^bash-\d+$/);
     expect(started.pid).toBeGreaterThan(0);
-    const read = await readToEnd(client, 's1', started.jobId);
+    let text = '';
+    let reads = 0;
+    let readsWhileRunning = 0;
+    for (;;) {
+      const read = await client.call(JobRead, { sessionId: 's1', jobId: started.jobId });
+      reads += 1;
+      text += read.delta;
+      expect(read.lossy).toBe(false);
+      if (read.job.status !== 'running') {
+        expect(read.job).toMatchObject({ status: 'completed', detail: 'exit code: 0', stdoutBytes: text.length });
+        break;
+      }
+      if (read.delta.length > 0) readsWhileRunning += 1;
+      if (text.endsWith('\n500\n')) writeFileSync(flag, '');
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
     const expected = Array.from({ length: 1000 }, (_, i) => `${i + 1}\n`).join('');
-    expect(read.text).toBe(expected);
-    expect(read.lossy).toBe(false);
-    expect(read.readsWhileRunning).toBeGreaterThan(1);
-    expect(read.last.job).toMatchObject({ status: 'completed', detail: 'exit code: 0', stdoutBytes: expected.length });
+    expect(text).toBe(expected);
+    expect(readsWhileRunning).toBeGreaterThanOrEqual(1);
     const after = await client.call(JobRead, { sessionId: 's1', jobId: started.jobId });
     expect(after.delta).toBe('');
-    console.log(`read ${expected.length} bytes in ${read.readsWhileRunning} non-empty reads while running`);
+    console.log(`read ${expected.length} bytes in ${reads} reads, ${readsWhileRunning} of them non-empty while the job ran`);
   });
 
   it('puts new stderr in a [stderr] section, with a newline only when stdout does not end with one', async () => {
@@ -85,6 +102,20 @@ describe('background jobs', () => {
     expect(fullErr.endsWith(err!)).toBe(true);
     expect(Buffer.byteLength(out!)).toBeLessThanOrEqual(1000);
     console.log(`lossy read: ${fullOut.length} stdout bytes in the log, ${Buffer.byteLength(out!)} in the delta`);
+  });
+
+  it('keeps the tail of a stream whose log file passed maxSpillBytes, lossy and without a path', async () => {
+    const daemon = await startDaemon({ config: { maxOutputBytes: 1000, maxSpillBytes: 5000 } });
+    const client = await daemon.session('s1');
+    const { jobId } = await client.call(ShellStart, { sessionId: 's1', command: 'seq 1 20000' });
+    await waitJob(client, 's1', jobId);
+    const read = await client.call(JobRead, { sessionId: 's1', jobId });
+    const full = Array.from({ length: 20000 }, (_, i) => `${i + 1}\n`).join('');
+    expect(read.lossy).toBe(true);
+    expect(read.stdoutSpillPath).toBeUndefined();
+    expect(existsSync(join(daemon.stateDir, 'spill', 's1', `${jobId}.stdout`))).toBe(false);
+    expect(full.endsWith(read.delta)).toBe(true);
+    expect(read.delta.endsWith('20000\n')).toBe(true);
   });
 
   it('kills the whole tree: status killed, detail names the signal, a second kill says false', async () => {

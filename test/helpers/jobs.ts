@@ -12,8 +12,6 @@ export function isSettled(job: JobSnapshot): boolean {
 export interface ReadToEnd {
   /** Every delta, concatenated. */
   text: string;
-  /** Number of reads that returned something while the job still ran. */
-  readsWhileRunning: number;
   lossy: boolean;
   last: JobReadResult;
 }
@@ -21,14 +19,12 @@ export interface ReadToEnd {
 /** Reads a job repeatedly (polling every `intervalMs`) until a read shows it settled. */
 export async function readToEnd(client: ExecdClient, sessionId: string, jobId: string, intervalMs = 5): Promise<ReadToEnd> {
   let text = '';
-  let readsWhileRunning = 0;
   let lossy = false;
   for (;;) {
     const result = await client.call(JobRead, { sessionId, jobId });
     text += result.delta;
     lossy ||= result.lossy;
-    if (isSettled(result.job)) return { text, readsWhileRunning, lossy, last: result };
-    if (result.delta.length > 0) readsWhileRunning += 1;
+    if (isSettled(result.job)) return { text, lossy, last: result };
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
 }
