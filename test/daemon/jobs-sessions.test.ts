@@ -11,6 +11,7 @@ import type { JobExitedParams, JobSnapshot } from '../../protocol/types.js';
 import { startDaemon, waitPidsGone } from '../helpers/daemon.js';
 import { alivePids, pidsIn } from '../helpers/procs.js';
 import { waitFor } from '../helpers/wait.js';
+import { waitSessionUnheld } from '../helpers/jobs.js';
 
 /** A command that prints `first`, then each later line once its flag file appears. */
 function gated(dir: string, ...flags: string[]): string {
@@ -32,9 +33,10 @@ describe('background jobs and sessions', () => {
     const { jobId } = await first.call(ShellStart, { sessionId: 's1', command: gated(daemon.dir, 'go', 'end') });
     await waitFor(async () => (await first.call(JobRead, { sessionId: 's1', jobId })).delta === 'first\n', 'the first line');
     first.close();
+    const second = await daemon.connect();
+    await waitSessionUnheld(second, 's1');
     writeFileSync(join(daemon.dir, 'go'), '');
 
-    const second = await daemon.connect();
     const exited = exitedLog(second);
     const opened = await second.call(SessionOpen, { sessionId: 's1', cwd: daemon.dir });
     expect(opened.reattached).toBe(true);
@@ -70,8 +72,10 @@ describe('background jobs and sessions', () => {
     const starter = await daemon.session('s1');
     const { jobId } = await starter.call(ShellStart, { sessionId: 's1', command: gated(daemon.dir, 'go') });
     starter.close();
-    writeFileSync(join(daemon.dir, 'go'), '');
     const debug = await daemon.connect();
+    // Only once the daemon saw the drop is nobody there to be told.
+    await waitSessionUnheld(debug, 's1');
+    writeFileSync(join(daemon.dir, 'go'), '');
     const settled = await waitFor(async () => {
       const job = (await debug.call(JobList, { all: true })).find((each) => each.id === jobId);
       return job?.status === 'completed' ? job : undefined;
@@ -124,8 +128,7 @@ describe('background jobs and sessions', () => {
     }, 'the pids');
     client.close();
     const debug = await daemon.connect();
-    // The drop has been handled once a later connection's request is answered; give it a moment more.
-    await waitFor(async () => (await debug.call(JobList, { all: true })).length === 1, 'the job list');
+    await waitSessionUnheld(debug, 's1');
     expect(alivePids(pids)).toEqual(pids);
     const back = await daemon.session('s1');
     await back.call(SessionClose, { sessionId: 's1' });

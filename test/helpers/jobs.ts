@@ -1,6 +1,7 @@
 /** Helpers for background job tests: read a job to its end, wait for its settlement. */
 import type { ExecdClient } from '../../client/connection.js';
-import { JobRead, JobWait } from '../../protocol/methods.js';
+import { DaemonStatus, JobRead, JobWait } from '../../protocol/methods.js';
+import { waitFor } from './wait.js';
 import type { JobReadResult, JobSnapshot } from '../../protocol/types.js';
 
 /** True once a job reached `completed`, `killed` or `failed`. */
@@ -32,4 +33,12 @@ export async function readToEnd(client: ExecdClient, sessionId: string, jobId: s
 /** Waits (without a timeout) until the job settled; returns its snapshot. */
 export function waitJob(client: ExecdClient, sessionId: string, jobId: string): Promise<JobSnapshot> {
   return client.call(JobWait, { sessionId, jobId });
+}
+
+/** Waits until the daemon has handled the drop of every connection that had `sessionId` open. */
+export async function waitSessionUnheld(observer: ExecdClient, sessionId: string): Promise<void> {
+  await waitFor(
+    async () => (await observer.call(DaemonStatus, {})).sessions.find((session) => session.sessionId === sessionId)?.connections === 0,
+    `the daemon to see ${sessionId} without connections`,
+  );
 }
