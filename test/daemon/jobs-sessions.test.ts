@@ -36,6 +36,10 @@ describe('background jobs and sessions', () => {
     const second = await daemon.connect();
     await waitSessionUnheld(second, 's1');
     writeFileSync(join(daemon.dir, 'go'), '');
+    await waitFor(
+      async () => (await second.call(JobList, { all: true }))[0]!.stdoutBytes === 'first\nafter-go\n'.length,
+      'the job to write while no connection has its session open',
+    );
 
     const exited = exitedLog(second);
     const opened = await second.call(SessionOpen, { sessionId: 's1', cwd: daemon.dir });
