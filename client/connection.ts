@@ -7,11 +7,8 @@ import { connect as netConnect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import {
   CancellationTokenSource,
-  createMessageConnection,
   ErrorCodes as RpcErrorCodes,
   ResponseError,
-  SocketMessageReader,
-  SocketMessageWriter,
   type Disposable,
   type MessageConnection,
 } from 'vscode-jsonrpc/node.js';
@@ -26,6 +23,7 @@ import {
   type ResultOf,
 } from '../protocol/methods.js';
 import type { InitializeResult, JobExitedParams, OutputProgress, ShellRunResult } from '../protocol/types.js';
+import { createDrainingConnection } from './draining-connection.js';
 import { resolveEndpoint, type Endpoint } from './endpoint.js';
 
 /** How to reach and authenticate to a daemon. */
@@ -177,13 +175,7 @@ export async function connect(options: ConnectOptions = {}): Promise<ExecdClient
   const endpoint = resolveEndpoint(options);
   const token = options.token ?? readToken(endpoint.stateDir);
   const socket = await openSocket(endpoint.socketPath);
-  const rpc = createMessageConnection(new SocketMessageReader(socket), new SocketMessageWriter(socket));
-  // A daemon that hangs up must not leave requests pending: disposing rejects them. The dispose
-  // waits a moment because vscode-jsonrpc dispatches received messages one per event-loop turn,
-  // and the answers that arrived just before the close (an UNAUTHORIZED, the aborted results of a
-  // shutdown) must still be delivered.
-  rpc.onClose(() => setTimeout(() => rpc.dispose(), 25));
-  rpc.listen();
+  const rpc = createDrainingConnection(socket);
   try {
     const info = await rpc.sendRequest(Initialize.type, {
       protocolVersion: 1,

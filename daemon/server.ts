@@ -2,8 +2,7 @@
  * Assembles a daemon: state dir, token, configuration, socket, connections, and the graceful
  * shutdown that leaves no process, timer or socket behind.
  */
-import { readFileSync, unlinkSync } from 'node:fs';
-import type { Server } from 'node:net';
+import { readFileSync } from 'node:fs';
 import { ConfigSchema, DEFAULT_CONFIG, type ConfigPatch } from '../protocol/config.js';
 import { ExecdError } from '../protocol/errors.js';
 import { PLATFORM, type PlatformFacts } from '../protocol/platform.js';
@@ -22,8 +21,9 @@ import type { Logger } from './logger.js';
 import { ProcessRegistry } from './process-registry.js';
 import { createSandboxRunner } from './sandbox/runner.js';
 import { SessionTable } from './sessions.js';
+import { claimOwnership, type Ownership } from './ownership.js';
+import { checkSocketDir, listenPrivately, type PrivateListener } from './socket.js';
 import { SpillSweeper } from './spill-sweep.js';
-import { listenPrivately } from './socket.js';
 import { checkPrivateDir, ensureToken, statePaths } from './state-dir.js';
 
 /** How to start a daemon. */
@@ -73,15 +73,28 @@ function initialConfig(path: string, flags: ConfigPatch | undefined) {
 /** Starts a daemon; rejects with a one-line reason when it cannot. */
 export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon> {
   const platform = options.platform ?? PLATFORM;
-  const paths = statePaths(options.stateDir);
   const refusal = checkPrivateDir(options.stateDir, platform);
   if (refusal) throw new Error(`refusing state directory: ${refusal}`);
+  const socketRefusal = checkSocketDir(options.socketPath, platform);
+  if (socketRefusal) throw new Error(socketRefusal);
+  // Owned before anything reads the state: a second daemon must change nothing.
+  const ownership = claimOwnership(options.stateDir, options.socketPath, platform);
+  try {
+    return await startOwnedDaemon(options, platform, ownership);
+  } catch (error) {
+    ownership.release();
+    throw error;
+  }
+}
+
+async function startOwnedDaemon(options: DaemonOptions, platform: PlatformFacts, ownership: Ownership): Promise<RunningDaemon> {
+  const paths = statePaths(options.stateDir);
   const config = new ConfigStore(paths.config, initialConfig(paths.config, options.configFlags));
   const startedAt = new Date();
   const stamp = startedAt.getTime().toString(36);
   let runCounter = 0;
   const connections = new Set<ClientConnection>();
-  let server: Server | undefined;
+  let listener: PrivateListener | undefined;
   let shutdownPromise: Promise<void> | undefined;
   let markClosed: () => void = () => {};
   const closed = new Promise<void>((resolve) => (markClosed = resolve));
@@ -120,7 +133,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     shutdownPromise ??= (async () => {
       context.shuttingDown = true;
       context.log.info({ reason }, 'shutting down');
-      server?.close();
+      listener?.server.close();
       const graceMs = config.get().graceMs;
       // In-flight runs are answered (aborted) before their connections go.
       await context.runs.abortWhere(() => true);
@@ -133,13 +146,8 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
       await Promise.race([Promise.all(open.map((conn) => conn.answered())), delay(FLUSH_WAIT_MS)]);
       for (const conn of open) conn.close();
       await Promise.race([Promise.all(open.map((conn) => conn.gone)), delay(FLUSH_WAIT_MS)]);
-      if (platform.socketIsFile) {
-        try {
-          unlinkSync(options.socketPath);
-        } catch {
-          // Already removed.
-        }
-      }
+      listener?.removeSocket();
+      ownership.release();
       spill.stop();
       context.log.info('shut down');
       markClosed();
@@ -148,7 +156,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   }
 
   await spill.start();
-  server = await listenPrivately(options.socketPath, platform, (socket) => {
+  listener = await listenPrivately(options.socketPath, platform, (socket) => {
     if (context.shuttingDown) {
       socket.destroy();
       return;

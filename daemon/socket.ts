@@ -1,6 +1,9 @@
 /**
  * The listening socket (SPEC §2): a private directory, a 0600 socket, and the refusal to start when
  * another live daemon already listens there (a stale socket file is removed).
+ *
+ * Removing a stale file is safe only for the owner of the socket path (ownership.ts): the caller
+ * takes that ownership first, so two daemons starting at once never unlink each other's socket.
  */
 import { chmodSync, existsSync, unlinkSync } from 'node:fs';
 import { connect, createServer, type Server, type Socket } from 'node:net';
@@ -20,16 +23,34 @@ export function socketIsLive(path: string): Promise<boolean> {
   });
 }
 
-/** Listens at `path`; rejects with a one-line reason when the place is unsafe or taken. */
+/** Checks the socket's directory (creating it 0700); returns a reason to refuse it. */
+export function checkSocketDir(path: string, platform: PlatformFacts): string | undefined {
+  if (!platform.socketIsFile) return undefined;
+  const refusal = checkPrivateDir(dirname(path), platform);
+  return refusal && `refusing socket directory: ${refusal}`;
+}
+
+/** A listening server. */
+export interface PrivateListener {
+  server: Server;
+  /** Removes the socket file; call once the server is closed. */
+  removeSocket(): void;
+}
+
+/**
+ * Listens at `path`, whose ownership the caller holds; rejects with a one-line reason when the
+ * place is unsafe or taken.
+ */
 export async function listenPrivately(
   path: string,
   platform: PlatformFacts,
   onConnection: (socket: Socket) => void,
-): Promise<Server> {
+): Promise<PrivateListener> {
   if (platform.socketIsFile) {
-    const refusal = checkPrivateDir(dirname(path));
-    if (refusal) throw new Error(`refusing socket directory: ${refusal}`);
+    const refusal = checkSocketDir(path, platform);
+    if (refusal) throw new Error(refusal);
     if (existsSync(path)) {
+      // A daemon that predates ownership locks could still listen there: never take its socket.
       if (await socketIsLive(path)) throw new Error(`another execd is already listening on ${path}`);
       unlinkSync(path);
     }
@@ -49,5 +70,13 @@ export async function listenPrivately(
     if (previousMask !== undefined) process.umask(previousMask);
   }
   if (platform.socketIsFile) chmodSync(path, 0o600);
-  return server;
+  const removeSocket = () => {
+    if (!platform.socketIsFile) return;
+    try {
+      unlinkSync(path);
+    } catch {
+      // Already removed.
+    }
+  };
+  return { server, removeSocket };
 }

@@ -1,7 +1,10 @@
-/** CLI failures: one clear line on stderr and exit code 125, never a stack trace. */
+/** CLI failures: one clear line on stderr and an exit code, never a stack trace. */
 
 /** Exit code of the CLI for an execd error (SPEC §4). */
 export const EXIT_EXECD_ERROR = 125;
+
+/** Exit code of the CLI for a usage error (unknown subcommand, unknown flag, missing argument). */
+export const EXIT_USAGE = 2;
 
 /** A failure the CLI reports as one line. */
 export class CliError extends Error {
@@ -11,4 +14,10 @@ export class CliError extends Error {
   ) {
     super(message);
   }
+}
+
+/** A usage error of one subcommand, pointing at its help. */
+export function usageError(command: string, problem: string): CliError {
+  const name = command ? `execd ${command}` : 'execd';
+  return new CliError(`${name}: ${problem} (see '${name} --help')`, EXIT_USAGE);
 }

@@ -1,32 +1,38 @@
 /** `execd run -- COMMAND...`: a foreground run, streamed live, with the model's markers at the end. */
-import { parseArgs } from 'node:util';
-import { SessionOpen } from '../../protocol/methods.js';
 import type { ShellRunResult } from '../../protocol/types.js';
-import { connect } from '../connection.js';
 import { exitMarker, renderResult, sandboxDeniedLine, timeoutLine, truncationLine } from '../render.js';
-import { CliError } from './errors.js';
-import { constants as os } from 'node:os';
+import { ENDPOINT_HELP, ENDPOINT_OPTIONS, endpointOf, parseCommand, parseMs, type CommandRunner } from './args.js';
+import { connectOrStart } from './autostart.js';
+import { EXIT_EXECD_ERROR, usageError } from './errors.js';
+import { EXIT_TIMEOUT, signalExitCode } from './exit-codes.js';
+import { openSession, SESSION_HELP, SESSION_OPTION } from './session.js';
 
 /** Help text of `execd run`. */
 export const RUN_HELP = `usage: execd run [--session ID] [--workdir DIR] [--timeout MS] [--json | --render] -- COMMAND...
 
-Runs COMMAND with bash -c in the daemon. Output streams live; at the end the lines the model's view
-adds (truncation notices, [timed out after ...], the exit marker) are printed to stderr.
+Runs COMMAND with bash -c in the daemon (starting the daemon if none runs). Output streams live;
+at the end the lines the model's view adds (truncation notices, [timed out ...], the exit marker)
+are printed to stderr.
 
-  --session ID     session to run in (default: cli)
-  --workdir DIR    working directory (default: the current directory)
-  --timeout MS     timeout in milliseconds (default: the daemon's timeoutMs)
-  --json           print the ShellRunResult as JSON instead of streaming
-  --render         print exactly the text the model would read, once, at the end
+${SESSION_HELP}
+  --workdir DIR      working directory (default: the current directory)
+  --timeout MS       timeout in milliseconds (default: the daemon's timeoutMs)
+  --json             print the ShellRunResult as JSON instead of streaming
+  --render           print exactly the text the model would read, once, at the end
+${ENDPOINT_HELP}
 
 Exit code: the command's; 124 after a timeout; 128+n after signal n; 125 for an execd error.
+Example: execd run --timeout 5000 -- 'ls -l | head'
 `;
+
+/** Exit code after the run was interrupted (Ctrl-C), as a shell reports SIGINT. */
+const EXIT_INTERRUPTED = 130;
 
 /** The exit code of the CLI for a run result. */
 export function exitCodeOf(result: ShellRunResult): number {
-  if (result.timedOut) return 124;
-  if (result.signal) return 128 + (os.signals[result.signal as keyof typeof os.signals] ?? 0);
-  return result.exitCode ?? 125;
+  if (result.timedOut) return EXIT_TIMEOUT;
+  if (result.signal) return signalExitCode(result.signal);
+  return result.exitCode ?? EXIT_EXECD_ERROR;
 }
 
 /** The lines the model's view adds after the output, for the streaming mode. */
@@ -42,11 +48,12 @@ export function modelSuffix(result: ShellRunResult): string[] {
 }
 
 /** Runs `execd run`; resolves with the exit code. */
-export async function runCommand(argv: string[], common: { socketPath?: string; stateDir?: string }): Promise<number> {
-  const { values, positionals } = parseArgs({
+export const runCommand: CommandRunner = async (argv, globals) => {
+  const { values, positionals } = parseCommand('run', {
     args: argv,
     options: {
-      session: { type: 'string', default: 'cli' },
+      ...ENDPOINT_OPTIONS,
+      ...SESSION_OPTION,
       workdir: { type: 'string' },
       timeout: { type: 'string' },
       json: { type: 'boolean', default: false },
@@ -55,16 +62,13 @@ export async function runCommand(argv: string[], common: { socketPath?: string; 
     allowPositionals: true,
     strict: true,
   });
-  if (positionals.length === 0) throw new CliError('execd run: missing COMMAND (usage: execd run -- COMMAND...)');
-  if (values.json && values.render) throw new CliError('execd run: --json and --render exclude each other');
-  const timeoutMs = values.timeout === undefined ? undefined : Number(values.timeout);
-  if (timeoutMs !== undefined && !(Number.isFinite(timeoutMs) && timeoutMs > 0)) {
-    throw new CliError(`execd run: --timeout must be a positive number of milliseconds, got ${JSON.stringify(values.timeout)}`);
-  }
+  if (positionals.length === 0) throw usageError('run', 'missing COMMAND (usage: execd run -- COMMAND...)');
+  if (values.json && values.render) throw usageError('run', '--json and --render exclude each other');
+  const timeoutMs = parseMs('run', '--timeout', values.timeout);
   const command = positionals.join(' ');
-  const client = await connect({ ...common, clientName: 'execd-cli' });
+  const client = await connectOrStart(endpointOf(values, globals));
   try {
-    await client.call(SessionOpen, { sessionId: values.session!, cwd: process.cwd() });
+    await openSession(client, values.session!);
     const controller = new AbortController();
     process.once('SIGINT', () => controller.abort());
     const streaming = !values.json && !values.render;
@@ -81,8 +85,8 @@ export async function runCommand(argv: string[], common: { socketPath?: string; 
       const suffix = modelSuffix(result);
       if (suffix.length > 0) process.stderr.write(`${suffix.join('\n')}\n`);
     }
-    return result.aborted ? 130 : exitCodeOf(result);
+    return result.aborted ? EXIT_INTERRUPTED : exitCodeOf(result);
   } finally {
     client.close();
   }
-}
+};

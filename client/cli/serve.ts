@@ -1,66 +1,98 @@
-/** `execd serve`: run the daemon in the foreground. */
-import { parseArgs } from 'node:util';
-import type { ConfigPatch } from '../../protocol/config.js';
+/** `execd serve`: run the daemon, in the foreground or detached. */
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { daemonIsIdle, watchIdle } from '../../daemon/idle-exit.js';
+import { SandboxModeSchema } from '../../protocol/sandbox.js';
 import { resolveEndpoint } from '../endpoint.js';
-import { CliError } from './errors.js';
+import { parseCommand, type CommandRunner } from './args.js';
+import { parseConfigPairs } from './config-pairs.js';
+import { reportStart, startDetached } from './detach.js';
+import { CliError, usageError } from './errors.js';
 
 /** Help text of `execd serve`. */
-export const SERVE_HELP = `usage: execd serve [--socket PATH] [--state-dir DIR] [--log-level LEVEL] [--config KEY=VALUE ...]
+export const SERVE_HELP = `usage: execd serve [--socket PATH] [--state-dir DIR] [--log-level LEVEL] [--detach]
+                   [--sandbox MODE] [--config KEY=VALUE ...] [--idle-exit-ms MS] [--log-file FILE]
 
-Runs the execd daemon in the foreground, logging JSON lines to stderr.
+Runs the execd daemon: in the foreground logging JSON lines to stderr, or with --detach in the
+background logging to <state-dir>/execd.log (the command returns once the daemon listens).
 
   --socket PATH        socket to listen on (default: $EXECD_SOCKET, else $XDG_RUNTIME_DIR/execd/execd.sock)
   --state-dir DIR      token, config.json, journal, spill files (default: $EXECD_STATE_DIR, else ~/.local/state/execd)
-  --log-level LEVEL    trace, debug, info, warn, error (default: info)
+  --log-level LEVEL    trace, debug, info, warn, error (default: $EXECD_LOG_LEVEL, else info)
+  --detach             start the daemon in the background and return once it listens
+  --sandbox MODE       default sandbox mode: read-only, workspace-write, danger-full-access
   --config KEY=VALUE   a configuration field, e.g. --config timeoutMs=60000 (repeatable)
+  --idle-exit-ms MS    shut down after MS with no client session held and nothing running
+  --log-file FILE      log to FILE instead of stderr
+
+Example: execd serve --detach --log-level debug --config graceMs=1000
 `;
 
-/** Parses `KEY=VALUE` pairs into a config patch; values are JSON when they parse as JSON. */
-export function parseConfigPairs(pairs: string[]): ConfigPatch {
-  const patch: Record<string, unknown> = {};
-  for (const pair of pairs) {
-    const eq = pair.indexOf('=');
-    if (eq <= 0) throw new CliError(`expected KEY=VALUE, got ${JSON.stringify(pair)}`);
-    const key = pair.slice(0, eq);
-    const raw = pair.slice(eq + 1);
-    let value: unknown = raw;
-    try {
-      value = JSON.parse(raw);
-    } catch {
-      // A bare string, e.g. a path.
-    }
-    patch[key] = value;
-  }
-  return patch as ConfigPatch;
-}
+const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
 
-/** Runs `execd serve`; resolves with the exit code once the daemon has shut down. */
-export async function serveCommand(argv: string[]): Promise<number> {
-  const { values } = parseArgs({
+/** Runs `execd serve`; resolves with the exit code once the daemon has shut down (or, detached, listens). */
+export const serveCommand: CommandRunner = async (argv) => {
+  const { values } = parseCommand('serve', {
     args: argv,
     options: {
       socket: { type: 'string' },
       'state-dir': { type: 'string' },
-      'log-level': { type: 'string', default: 'info' },
+      'log-level': { type: 'string', default: process.env.EXECD_LOG_LEVEL || 'info' },
+      detach: { type: 'boolean', default: false },
+      sandbox: { type: 'string' },
       config: { type: 'string', multiple: true, default: [] },
+      'idle-exit-ms': { type: 'string' },
+      'log-file': { type: 'string' },
     },
     strict: true,
   });
+  const level = values['log-level']!;
+  if (!LOG_LEVELS.includes(level)) throw usageError('serve', `--log-level must be one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(level)}`);
+  const idleExitMs = values['idle-exit-ms'] === undefined ? 0 : Number(values['idle-exit-ms']);
+  if (!(Number.isFinite(idleExitMs) && idleExitMs >= 0)) {
+    throw usageError('serve', `--idle-exit-ms must be a non-negative number of milliseconds, got ${JSON.stringify(values['idle-exit-ms'])}`);
+  }
+  const configFlags = parseConfigPairs(values.config!);
+  if (values.sandbox !== undefined) {
+    const mode = SandboxModeSchema.safeParse(values.sandbox);
+    if (!mode.success) throw usageError('serve', `--sandbox must be one of ${SandboxModeSchema.options.join(', ')}, got ${JSON.stringify(values.sandbox)}`);
+    configFlags.defaultSandboxMode = mode.data;
+  }
   const endpoint = resolveEndpoint({ socketPath: values.socket, stateDir: values['state-dir'] });
+
+  if (values.detach) {
+    // The detached daemon gets the same flags, minus --detach; it logs to the state dir.
+    const serveArgs = argv.filter((arg) => arg !== '--detach');
+    const { pid, logPath } = await startDetached(endpoint, serveArgs);
+    process.stdout.write(`execd daemon started (pid ${pid}) on ${endpoint.socketPath}; log: ${logPath}\n`);
+    return 0;
+  }
+
   // The daemon's modules load only here: every client command starts without them (B5).
   const [{ createLogger }, { startDaemon }] = await Promise.all([import('../../daemon/logger.js'), import('../../daemon/server.js')]);
-  const log = createLogger(values['log-level']!, { kind: 'stderr' });
+  const logFile = values['log-file'];
+  if (logFile) mkdirSync(dirname(logFile), { recursive: true, mode: 0o700 });
+  const log = createLogger(level, logFile ? { kind: 'file', path: logFile } : { kind: 'stderr' });
   let daemon;
   try {
-    daemon = await startDaemon({ ...endpoint, log, configFlags: parseConfigPairs(values.config!) });
+    daemon = await startDaemon({ ...endpoint, log, configFlags });
   } catch (error) {
-    throw new CliError(`execd serve: ${(error as Error).message}`);
+    const message = (error as Error).message;
+    log.error({ err: message }, 'cannot start');
+    await reportStart({ ready: false, error: message });
+    throw new CliError(`execd serve: ${message}`);
   }
+  const running = daemon;
   // `on`, not `once`: a repeated signal during the shutdown must not kill the daemon before it has
   // killed every process tree (the shutdown is idempotent and bounded by graceMs).
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-    process.on(signal, () => void daemon.shutdown(signal));
+  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
+    process.on(signal, () => void running.shutdown(signal));
   }
-  await daemon.closed;
+  if (idleExitMs > 0) {
+    const stop = watchIdle(() => daemonIsIdle(running.context), idleExitMs, () => void running.shutdown('idle'));
+    void running.closed.then(stop);
+  }
+  await reportStart({ ready: true, pid: process.pid });
+  await running.closed;
   return 0;
-}
+};

@@ -1,0 +1,27 @@
+/** Exit codes of the CLI (SPEC §4): the command's own, 124 after a timeout, 128+n after signal n. */
+import { constants } from 'node:os';
+import type { JobSnapshot } from '../../protocol/types.js';
+import { EXIT_EXECD_ERROR } from './errors.js';
+
+/** Exit code after a timeout (as coreutils' `timeout`). */
+export const EXIT_TIMEOUT = 124;
+
+/** 128 + the signal's number, as a shell reports a death by signal. */
+export function signalExitCode(signal: string): number {
+  const number = constants.signals[signal as keyof typeof constants.signals];
+  return number === undefined ? EXIT_EXECD_ERROR : 128 + number;
+}
+
+/** The exit code that stands for a job's outcome; a job still running counts as a timeout of the wait. */
+export function jobExitCode(job: JobSnapshot): number {
+  switch (job.status) {
+    case 'completed':
+      return job.exitCode ?? EXIT_EXECD_ERROR;
+    case 'killed':
+      return job.signal ? signalExitCode(job.signal) : signalExitCode('SIGKILL');
+    case 'failed':
+      return EXIT_EXECD_ERROR;
+    default:
+      return EXIT_TIMEOUT;
+  }
+}

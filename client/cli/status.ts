@@ -1,0 +1,67 @@
+/** `execd status`: what the daemon is doing, without starting one. */
+import { DaemonStatus } from '../../protocol/methods.js';
+import type { DaemonStatusResult } from '../../protocol/types.js';
+import type { Endpoint } from '../endpoint.js';
+import { commandHelp, endpointOf, ENDPOINT_OPTIONS, parseCommand, type CommandRunner } from './args.js';
+import { connectIfRunning } from './autostart.js';
+import { formatBytes, formatDuration, formatTable } from './table.js';
+
+/** Help text of `execd status`. */
+export const STATUS_HELP = commandHelp({
+  usage: 'status [--json]',
+  about: `Shows the daemon's version, pid, uptime, sessions, jobs, processes and spill usage. Does not
+start a daemon: exits 3 with one line when none is running.`,
+  options: ['  --json             print the daemon/status result as JSON'],
+  examples: ['execd status'],
+});
+
+/** Exit code of `execd status` when no daemon runs (as `systemctl status` for an inactive unit). */
+export const EXIT_NOT_RUNNING = 3;
+
+/** The status as text for people. */
+export function formatStatus(status: DaemonStatusResult, endpoint: Endpoint): string {
+  const facts = formatTable(
+    ['DAEMON', ''],
+    [
+      ['version', status.version],
+      ['pid', String(status.pid)],
+      ['uptime', formatDuration(status.uptimeMs)],
+      ['socket', endpoint.socketPath],
+      ['state dir', endpoint.stateDir],
+      ['jobs', `${status.jobs.running} running, ${status.jobs.settled} settled`],
+      ['processes', String(status.processes)],
+      ['spill', `${status.spill.files} files, ${formatBytes(status.spill.bytes)}`],
+      ['sandbox', status.config.defaultSandboxMode],
+    ],
+  );
+  const sessions =
+    status.sessions.length === 0
+      ? 'no sessions\n'
+      : formatTable(
+          ['SESSION', 'CONNECTIONS', 'RUNNING JOBS', 'CWD'],
+          status.sessions.map((session) => [session.sessionId, String(session.connections), String(session.runningJobs), session.cwd]),
+        );
+  return `${facts}\n${sessions}`;
+}
+
+/** Runs `execd status`. */
+export const statusCommand: CommandRunner = async (argv, globals) => {
+  const { values } = parseCommand('status', {
+    args: argv,
+    options: { ...ENDPOINT_OPTIONS, json: { type: 'boolean', default: false } },
+    strict: true,
+  });
+  const endpoint = endpointOf(values, globals);
+  const client = await connectIfRunning(endpoint);
+  if (!client) {
+    process.stderr.write(`execd: not running (no daemon listening on ${endpoint.socketPath})\n`);
+    return EXIT_NOT_RUNNING;
+  }
+  try {
+    const status = await client.call(DaemonStatus, {});
+    process.stdout.write(values.json ? `${JSON.stringify(status, null, 2)}\n` : formatStatus(status, endpoint));
+    return 0;
+  } finally {
+    client.close();
+  }
+};

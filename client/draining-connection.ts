@@ -1,0 +1,56 @@
+/**
+ * A JSON-RPC connection that, once the daemon's side closes, rejects the calls still waiting — but
+ * only after every message that arrived before the close was handled. vscode-jsonrpc queues
+ * incoming messages and handles one per event-loop turn, so the daemon's last answer (e.g. to
+ * `daemon/shutdown`) is often still queued when the close event fires; disposing at once would
+ * drop it, and never disposing would leave the caller waiting forever.
+ */
+import type { Socket } from 'node:net';
+import {
+  createMessageConnection,
+  SocketMessageReader,
+  SocketMessageWriter,
+  type DataCallback,
+  type Disposable,
+  type MessageConnection,
+} from 'vscode-jsonrpc/node.js';
+
+/** Counts the messages it delivers to the connection's queue. */
+class CountingReader extends SocketMessageReader {
+  received = 0;
+
+  override listen(callback: DataCallback): Disposable {
+    return super.listen((message) => {
+      this.received += 1;
+      callback(message);
+    });
+  }
+}
+
+/** Creates a listening connection over `socket` that disposes itself once closed and drained. */
+export function createDrainingConnection(socket: Socket): MessageConnection {
+  const reader = new CountingReader(socket);
+  let handled = 0;
+  let closed = false;
+  const disposeIfDrained = () => {
+    if (closed && handled >= reader.received) rpc.dispose();
+  };
+  const rpc = createMessageConnection(reader, new SocketMessageWriter(socket), undefined, {
+    messageStrategy: {
+      handleMessage(message, next) {
+        try {
+          next(message);
+        } finally {
+          handled += 1;
+          disposeIfDrained();
+        }
+      },
+    },
+  });
+  rpc.onClose(() => {
+    closed = true;
+    disposeIfDrained();
+  });
+  rpc.listen();
+  return rpc;
+}
