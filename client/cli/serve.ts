@@ -78,7 +78,8 @@ export const serveCommand: CommandRunner = async (argv) => {
     daemon = await startDaemon({ ...endpoint, log, configFlags });
   } catch (error) {
     const message = (error as Error).message;
-    log.error({ err: message }, 'cannot start');
+    // In the foreground the one line below says it; a detached daemon has only its log.
+    if (logFile) log.error({ err: message }, 'cannot start');
     await reportStart({ ready: false, error: message });
     throw new CliError(`execd serve: ${message}`);
   }
