@@ -1,0 +1,93 @@
+/**
+ * Background jobs through the built CLI, each step from a separate CLI process: start, read
+ * (consuming), read --follow, peek (non-consuming), jobs, wait, kill, release; and `execd stop`
+ * killing running jobs (SPEC §4).
+ */
+import { existsSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import type { JobSnapshot, ShellStartResult } from '../../protocol/types.js';
+import { cliWorld } from '../helpers/cli.js';
+import { waitPidsGone } from '../helpers/daemon.js';
+import { pidAlive } from '../helpers/procs.js';
+import { waitFor } from '../helpers/wait.js';
+
+describe('execd job subcommands', () => {
+  it('start prints an id; read returns new output only; peek consumes nothing; read --follow ends with the job', async () => {
+    const world = cliWorld();
+    const start = await world.run(['start', '--', 'for i in 1 2 3; do echo $i; sleep 0.2; done']);
+    expect(start.code).toBe(0);
+    expect(start.stdout).toMatch(/^bash-\d+\n$/);
+    const job = start.stdout.trim();
+    // Peek until the first line is there: peeking consumes nothing, so a read still gets it.
+    await waitFor(async () => (await world.run(['peek', job])).stdout.startsWith('1\n'), 'the first line');
+    expect((await world.run(['peek', job])).stdout).toMatch(/^1\n/);
+    const first = await world.run(['read', job]);
+    expect(first.code).toBe(0);
+    expect(first.stdout).toMatch(/^1\n/);
+    const follow = await world.run(['read', '--follow', job]);
+    expect(follow).toMatchObject({ code: 0, stderr: '' });
+    // Together the reads got every byte exactly once.
+    expect(first.stdout + follow.stdout).toBe('1\n2\n3\n');
+    expect(await world.run(['read', job])).toMatchObject({ code: 0, stdout: '' });
+    // Peek still shows everything the job wrote.
+    expect((await world.run(['peek', job])).stdout).toBe('1\n2\n3\n');
+  });
+
+  it('read --follow streams while the job runs and exits with its code and marker', async () => {
+    const world = cliWorld();
+    const job = (await world.run(['start', '--', 'echo begin; sleep 1; echo oops >&2; exit 3'])).stdout.trim();
+    const follow = world.spawn(['read', '--follow', job]);
+    await waitFor(() => follow.stdout().includes('begin\n'), 'streamed job output');
+    const result = await follow.done;
+    expect(result).toMatchObject({ code: 3, stdout: 'begin\n[stderr]\noops\n', stderr: '[exit code: 3]\n' });
+  });
+
+  it('jobs lists real jobs (--all across sessions, --json); wait, kill and release work by id', async () => {
+    const world = cliWorld();
+    const quick = (await world.run(['start', '--', 'exit 3'])).stdout.trim();
+    const slow = JSON.parse((await world.run(['start', '--json', '--', 'sleep 300'])).stdout) as ShellStartResult;
+    const other = (await world.run(['start', '--session', 'other', '--', 'true'])).stdout.trim();
+
+    const wait = await world.run(['wait', quick]);
+    expect(wait).toMatchObject({ code: 3, stdout: `${quick} completed (exit code: 3)\n` });
+    const table = await world.run(['jobs']);
+    expect(table.stdout).toMatch(/^ID +STATUS +SESSION +PID +STARTED +DETAIL +COMMAND$/m);
+    expect(table.stdout).toMatch(new RegExp(`^${quick} +completed +cli +\\d+ .* exit code: 3 +exit 3$`, 'm'));
+    expect(table.stdout).toMatch(new RegExp(`^${slow.jobId} +running +cli +${slow.pid} .* sleep 300$`, 'm'));
+    expect(table.stdout).not.toContain(other);
+    expect((await world.run(['jobs', '--all'])).stdout).toMatch(new RegExp(`^${other} +\\w+ +other `, 'm'));
+    const listed = JSON.parse((await world.run(['jobs', '--json'])).stdout) as JobSnapshot[];
+    expect(listed.map((job) => job.id).sort()).toEqual([quick, slow.jobId].sort());
+
+    expect(await world.run(['wait', '--timeout', '100', slow.jobId])).toMatchObject({ code: 124, stdout: `${slow.jobId} running\n` });
+    expect(await world.run(['kill', slow.jobId])).toMatchObject({ code: 0, stdout: `killed ${slow.jobId}\n` });
+    expect(pidAlive(slow.pid)).toBe(false);
+    expect(await world.run(['wait', slow.jobId])).toMatchObject({ code: 143 });
+    expect(await world.run(['kill', slow.jobId])).toMatchObject({ code: 0, stdout: `${slow.jobId} had already ended\n` });
+    expect(await world.run(['release', quick])).toMatchObject({ code: 0, stdout: `released ${quick}\n` });
+    const gone = await world.run(['read', quick]);
+    expect(gone.code).toBe(125);
+    expect(gone.stderr.trim().split('\n')).toHaveLength(1);
+  });
+
+  it("a job of another session is refused on one line; --session reaches it", async () => {
+    const world = cliWorld();
+    const job = (await world.run(['start', '--session', 'other', '--', 'echo mine'])).stdout.trim();
+    const refused = await world.run(['read', job]);
+    expect(refused.code).toBe(125);
+    expect(refused.stderr).toMatch(/^execd: .*another session.*\n$/);
+    expect((await world.run(['read', '--follow', '--session', 'other', job])).stdout).toBe('mine\n');
+  });
+
+  it('stop shuts down gracefully: running jobs are killed and the socket is gone', async () => {
+    const world = cliWorld();
+    const started = JSON.parse((await world.run(['start', '--json', '--', 'sleep 300 & echo $!; wait'])).stdout) as ShellStartResult;
+    await waitFor(async () => /^\d+\n$/.test((await world.run(['peek', started.jobId])).stdout), 'the job to print its child pid');
+    const child = Number((await world.run(['peek', started.jobId])).stdout);
+    const daemons = world.daemonPids();
+    expect(daemons).toHaveLength(1);
+    expect(await world.run(['stop'])).toMatchObject({ code: 0 });
+    expect(existsSync(world.socketPath)).toBe(false);
+    expect(await waitPidsGone([started.pid, child, ...daemons])).toEqual([]);
+  });
+});
