@@ -1,19 +1,16 @@
 /** How the CLI shows background jobs: one-line outcomes and the `execd jobs` table. */
 import type { JobSnapshot } from '../../protocol/types.js';
+import { exitMarker, jobStateLine } from '../render.js';
 import { formatTable } from './table.js';
 
-/** The marker line that ends a job's output, as `execd run` ends a run's; none for exit 0. */
+/**
+ * The marker line that ends a job's output, as the model's view ends a run's (`[exit code: 3]`,
+ * `[killed by signal: SIGTERM]`); a job that failed or was killed before it ran shows its state
+ * line instead. None for exit 0.
+ */
 export function jobMarker(job: JobSnapshot): string | undefined {
-  switch (job.status) {
-    case 'completed':
-      return job.exitCode ? `[exit code: ${job.exitCode}]` : undefined;
-    case 'killed':
-      return job.signal ? `[killed by signal: ${job.signal}]` : `[killed: ${job.detail ?? 'killed before exit'}]`;
-    case 'failed':
-      return `[failed: ${job.detail ?? 'unknown reason'}]`;
-    default:
-      return undefined;
-  }
+  if (job.status === 'failed' || (job.status === 'killed' && !job.signal)) return jobStateLine(job);
+  return exitMarker(job);
 }
 
 /** One line about a job: `bash-3 completed (exit code: 0)`. */

@@ -1,7 +1,7 @@
 /** `execd kill JOB`: kill a background job's process tree. */
 import { JobKill } from '../../protocol/methods.js';
-import { commandHelp, endpointOf, ENDPOINT_OPTIONS, parseCommand, type CommandRunner } from './args.js';
-import { inSession, jobIdArgument, SESSION_HELP, SESSION_OPTION } from './session.js';
+import { commandHelp, type CommandRunner } from './args.js';
+import { inSession, parseJobCommand, SESSION_HELP } from './session.js';
 
 /** Help text of `execd kill`. */
 export const KILL_HELP = commandHelp({
@@ -13,15 +13,8 @@ export const KILL_HELP = commandHelp({
 
 /** Runs `execd kill`. */
 export const killCommand: CommandRunner = async (argv, globals) => {
-  const { values, positionals } = parseCommand('kill', {
-    args: argv,
-    options: { ...ENDPOINT_OPTIONS, ...SESSION_OPTION },
-    allowPositionals: true,
-    strict: true,
-  });
-  const jobId = jobIdArgument('kill', positionals);
-  const sessionId = values.session!;
-  const { killed } = await inSession(endpointOf(values, globals), sessionId, (client) => client.call(JobKill, { sessionId, jobId }));
+  const { jobId, sessionId, endpoint } = parseJobCommand('kill', argv, globals);
+  const { killed } = await inSession(endpoint, sessionId, (client) => client.call(JobKill, { sessionId, jobId }));
   process.stdout.write(killed ? `killed ${jobId}\n` : `${jobId} had already ended\n`);
   return 0;
 };

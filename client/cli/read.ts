@@ -2,6 +2,7 @@
 import { JobRead, JobWait } from '../../protocol/methods.js';
 import type { JobReadResult, JobSnapshot } from '../../protocol/types.js';
 import type { ExecdClient } from '../connection.js';
+import { lossyLine } from '../render.js';
 import { commandHelp, endpointOf, ENDPOINT_OPTIONS, parseCommand, type CommandRunner } from './args.js';
 import { jobExitCode } from './exit-codes.js';
 import { jobMarker } from './job-format.js';
@@ -34,10 +35,7 @@ function print(result: JobReadResult, json: boolean): void {
     return;
   }
   process.stdout.write(result.delta);
-  if (result.lossy) {
-    const paths = [result.stdoutSpillPath, result.stderrSpillPath].filter(Boolean).join(', ') || '(unavailable)';
-    process.stderr.write(`[some output was dropped from memory; full output: ${paths}]\n`);
-  }
+  if (result.lossy) process.stderr.write(`${lossyLine(result)}\n`);
 }
 
 /** Reads until the job has settled and everything it wrote was printed; resolves with the last snapshot. */

@@ -6,6 +6,7 @@
 import { SessionOpen } from '../../protocol/methods.js';
 import type { ExecdClient } from '../connection.js';
 import type { Endpoint } from '../endpoint.js';
+import { endpointOf, ENDPOINT_OPTIONS, parseCommand, type GlobalFlags } from './args.js';
 import { withClient } from './autostart.js';
 import { usageError } from './errors.js';
 
@@ -34,4 +35,15 @@ export function jobIdArgument(command: string, positionals: string[]): string {
     throw usageError(command, positionals.length === 0 ? 'missing JOB (a job id such as bash-1)' : `expected one JOB, got ${positionals.length} arguments`);
   }
   return positionals[0]!;
+}
+
+/** Parses a job subcommand that takes only JOB, `--session` and the endpoint flags. */
+export function parseJobCommand(command: string, argv: string[], globals: GlobalFlags) {
+  const { values, positionals } = parseCommand(command, {
+    args: argv,
+    options: { ...ENDPOINT_OPTIONS, ...SESSION_OPTION },
+    allowPositionals: true,
+    strict: true,
+  });
+  return { jobId: jobIdArgument(command, positionals), sessionId: values.session!, endpoint: endpointOf(values, globals) };
 }

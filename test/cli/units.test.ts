@@ -8,22 +8,9 @@ import { jobExitCode, signalExitCode } from '../../client/cli/exit-codes.js';
 import { describeJob, jobMarker } from '../../client/cli/job-format.js';
 import { formatBytes, formatDuration, formatTable } from '../../client/cli/table.js';
 import type { JobSnapshot } from '../../protocol/types.js';
+import { jobSnapshot } from '../helpers/results.js';
 
-const job = (fields: Partial<JobSnapshot>): JobSnapshot => ({
-  id: 'bash-1',
-  kind: 'bash',
-  label: 'true',
-  ownerSession: 'cli',
-  status: 'running',
-  pid: 10,
-  exitCode: null,
-  signal: null,
-  startedAt: '2026-01-01T00:00:00.000Z',
-  reported: false,
-  stdoutBytes: 0,
-  stderrBytes: 0,
-  ...fields,
-});
+const job = (fields: Partial<JobSnapshot>): JobSnapshot => jobSnapshot({ id: 'bash-1', ...fields });
 
 describe('CLI units', () => {
   it('splits leading --socket/--state-dir off, in both spellings, and stops at the subcommand', () => {
@@ -66,8 +53,9 @@ describe('CLI units', () => {
     expect(jobMarker(job({ status: 'completed', exitCode: 2 }))).toBe('[exit code: 2]');
     expect(jobMarker(job({ status: 'killed', signal: 'SIGKILL' }))).toBe('[killed by signal: SIGKILL]');
     expect(jobMarker(job({ status: 'failed', detail: 'daemon restarted while the job was running' }))).toBe(
-      '[failed: daemon restarted while the job was running]',
+      '[job bash-1: failed (daemon restarted while the job was running)]',
     );
+    expect(jobMarker(job({ status: 'killed', detail: 'killed before exit' }))).toBe('[job bash-1: killed]');
     expect(describeJob(job({ status: 'completed', exitCode: 0, detail: 'exit code: 0' }))).toBe('bash-1 completed (exit code: 0)');
   });
 
