@@ -43,9 +43,10 @@ export async function connectOrStart(endpoint: Endpoint): Promise<ExecdClient> {
   try {
     return await connectCli(endpoint);
   } catch (error) {
-    if (!(error instanceof ExecdConnectError) || (await socketIsLive(endpoint.socketPath))) throw error;
+    if (!(error instanceof ExecdConnectError)) throw error;
   }
-  await ensureDaemon(endpoint);
+  // Another client may have started one since: then this is a second try, else a start.
+  if (!(await socketIsLive(endpoint.socketPath))) await ensureDaemon(endpoint);
   return connectCli(endpoint);
 }
 

@@ -5,7 +5,7 @@ import type { DaemonStatusResult } from '../../protocol/types.js';
 import { cliWorld } from '../helpers/cli.js';
 import { waitPidsGone } from '../helpers/daemon.js';
 
-describe('execd status', () => {
+describe('execd status', { timeout: 180_000 }, () => {
   it('shows the real daemon: pid, the cli session, counts; --json the whole result', async () => {
     const world = cliWorld();
     await world.run(['run', '--', 'true']);
@@ -29,7 +29,7 @@ describe('execd status', () => {
   });
 });
 
-describe('execd config', () => {
+describe('execd config', { timeout: 180_000 }, () => {
   it('get shows real values; set changes them for the next command', async () => {
     const world = cliWorld();
     expect((await world.run(['config', 'get', 'timeoutMs'])).stdout).toBe('120000\n');
@@ -65,7 +65,7 @@ describe('execd config', () => {
   });
 });
 
-describe('execd stop', () => {
+describe('execd stop', { timeout: 180_000 }, () => {
   it('shuts the daemon down gracefully: the process exits and the socket is gone', async () => {
     const world = cliWorld();
     await world.run(['run', '--', 'true']);

@@ -10,7 +10,7 @@ import { cliWorld } from '../helpers/cli.js';
 import { waitPidsGone } from '../helpers/daemon.js';
 import { waitFor } from '../helpers/wait.js';
 
-describe('auto-start', () => {
+describe('auto-start', { timeout: 180_000 }, () => {
   it('ten `execd run` started at once against a clean state dir leave exactly one daemon', async () => {
     const world = cliWorld();
     const runs = Array.from({ length: 10 }, (_, i) => world.run(['run', '--', `echo run-${i}`]));

@@ -4,7 +4,7 @@ import { cliWorld } from '../helpers/cli.js';
 
 const SUBCOMMANDS = ['serve', 'run', 'start', 'jobs', 'read', 'peek', 'wait', 'kill', 'release', 'status', 'config', 'stop'];
 
-describe('execd --help and usage errors', () => {
+describe('execd --help and usage errors', { timeout: 180_000 }, () => {
   it('lists every subcommand in `execd --help`', async () => {
     const world = cliWorld();
     const result = await world.run(['--help']);

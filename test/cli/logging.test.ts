@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cliWorld } from '../helpers/cli.js';
 
-describe('daemon log', () => {
+describe('daemon log', { timeout: 180_000 }, () => {
   it('logs requests at debug level, jobs at info, and never output, env values or the token', async () => {
     const envValue = 'plain-env-value-7f3a91';
     const credential = 'credential-value-9c1e55';

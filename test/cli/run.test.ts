@@ -7,7 +7,7 @@ import type { ShellRunResult } from '../../protocol/types.js';
 import { cliWorld } from '../helpers/cli.js';
 import { waitFor } from '../helpers/wait.js';
 
-describe('execd run', () => {
+describe('execd run', { timeout: 180_000 }, () => {
   it('starts a daemon from a clean state dir, prints hello and exits 0', async () => {
     const world = cliWorld();
     expect(existsSync(world.stateDir)).toBe(false);
