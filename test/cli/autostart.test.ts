@@ -3,7 +3,7 @@
  * stale socket or lock never blocks, a second daemon never takes a live one's socket, idle exit.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cliWorld } from '../helpers/cli.js';
@@ -84,11 +84,12 @@ describe('auto-start', { timeout: 180_000 }, () => {
   });
 
   it('an auto-started daemon exits by itself once idle (EXECD_IDLE_EXIT_MS)', async () => {
-    const world = cliWorld({ env: { EXECD_IDLE_EXIT_MS: '500' } });
+    const world = cliWorld({ env: { EXECD_IDLE_EXIT_MS: '1000' } });
     expect((await world.run(['run', '--', 'echo ok'])).stdout).toBe('ok\n');
-    const daemons = world.daemonPids();
-    expect(daemons).toHaveLength(1);
-    expect(await waitPidsGone(daemons, 20_000)).toEqual([]);
+    const log = join(world.stateDir, 'execd.log');
+    await waitFor(() => readFileSync(log, 'utf8').includes('"msg":"shut down"'), 'the idle daemon to shut down', { timeoutMs: 60_000 });
+    expect(readFileSync(log, 'utf8')).toContain('"reason":"idle"');
+    expect(await waitPidsGone(world.daemonPids())).toEqual([]);
     expect(existsSync(world.socketPath)).toBe(false);
   });
 });

@@ -3,7 +3,8 @@
  * (consuming), read --follow, peek (non-consuming), jobs, wait, kill, release; and `execd stop`
  * killing running jobs (SPEC §4).
  */
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { JobSnapshot, ShellStartResult } from '../../protocol/types.js';
 import { cliWorld } from '../helpers/cli.js';
@@ -20,7 +21,7 @@ describe('execd job subcommands', { timeout: 180_000 }, () => {
     expect(start.stdout).toMatch(/^bash-\d+\n$/);
     const job = start.stdout.trim();
     // Peek until the first line is there: peeking consumes nothing, so a read still gets it.
-    await waitFor(async () => (await world.run(['peek', job])).stdout.startsWith('1\n'), 'the first line');
+    await waitFor(async () => (await world.run(['peek', job])).stdout.startsWith('1\n'), 'the first line', { timeoutMs: 60_000 });
     expect((await world.run(['peek', job])).stdout).toMatch(/^1\n/);
     const first = await world.run(['read', job]);
     expect(first.code).toBe(0);
@@ -36,9 +37,13 @@ describe('execd job subcommands', { timeout: 180_000 }, () => {
 
   it('read --follow streams while the job runs and exits with its code and marker', async () => {
     const world = cliWorld();
-    const job = (await world.run(['start', '--', 'echo begin; sleep 1; echo oops >&2; exit 3'])).stdout.trim();
+    // The job cannot end before the test has seen its first line streamed.
+    const go = join(world.dir, 'go');
+    const job = (await world.run(['start', '--', `echo begin; until [ -e ${go} ]; do sleep 0.05; done; echo oops >&2; exit 3`])).stdout.trim();
     const follow = world.spawn(['read', '--follow', job]);
-    await waitFor(() => follow.stdout().includes('begin\n'), 'streamed job output');
+    await waitFor(() => follow.stdout().includes('begin\n'), 'streamed job output', { timeoutMs: 60_000 });
+    expect(follow.proc.exitCode).toBeNull();
+    writeFileSync(go, '');
     const result = await follow.done;
     expect(result).toMatchObject({ code: 3, stdout: 'begin\n[stderr]\noops\n', stderr: '[exit code: 3]\n' });
   });
@@ -83,7 +88,7 @@ describe('execd job subcommands', { timeout: 180_000 }, () => {
   it('stop shuts down gracefully: running jobs are killed and the socket is gone', async () => {
     const world = cliWorld();
     const started = JSON.parse((await world.run(['start', '--json', '--', 'sleep 300 & echo $!; wait'])).stdout) as ShellStartResult;
-    await waitFor(async () => /^\d+\n$/.test((await world.run(['peek', started.jobId])).stdout), 'the job to print its child pid');
+    await waitFor(async () => /^\d+\n$/.test((await world.run(['peek', started.jobId])).stdout), 'the job to print its child pid', { timeoutMs: 60_000 });
     const child = Number((await world.run(['peek', started.jobId])).stdout);
     const daemons = world.daemonPids();
     expect(daemons).toHaveLength(1);

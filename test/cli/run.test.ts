@@ -41,7 +41,7 @@ describe('execd run', { timeout: 180_000 }, () => {
   it('streams output before the command ends; Ctrl-C aborts the run and exits 130', async () => {
     const world = cliWorld();
     const cli = world.spawn(['run', '--', 'echo first; echo err-first >&2; sleep 30; echo never']);
-    await waitFor(() => cli.stdout().includes('first\n') && cli.stderr().includes('err-first\n'), 'streamed output');
+    await waitFor(() => cli.stdout().includes('first\n') && cli.stderr().includes('err-first\n'), 'streamed output', { timeoutMs: 60_000 });
     expect(cli.proc.exitCode).toBeNull();
     cli.proc.kill('SIGINT');
     const result = await cli.done;
