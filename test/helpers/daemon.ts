@@ -108,6 +108,8 @@ export async function startDaemon(options: TestDaemonOptions = {}): Promise<Test
       return stderr.includes('"msg":"listening"');
     },
     'the daemon to listen',
+    // Start-up includes the sandbox probe; a loaded machine may take many seconds.
+    { timeoutMs: 60_000 },
   );
   return daemon;
 }
