@@ -70,7 +70,13 @@ export function startDetached(endpoint: Endpoint, serveArgs: string[] = []): Pro
     }, DAEMON_START_TIMEOUT_MS);
     child.once('message', (report: StartReport) => {
       if (report.ready) finish(() => resolve({ pid: report.pid, logPath }));
-      else finish(() => reject(new DaemonStartError(`execd serve: ${report.error}`)));
+      // A refusing daemon exits right after its report: answer once it is gone, so the caller
+      // never sees a second daemon process, even a dying one.
+      else {
+        const refuse = () => finish(() => reject(new DaemonStartError(`execd serve: ${report.error}`)));
+        if (child.exitCode !== null || child.signalCode !== null) refuse();
+        else child.once('exit', refuse);
+      }
     });
     child.once('error', (error) => finish(() => reject(new CliError(`execd: cannot start the daemon: ${error.message}`))));
     // 'close' comes after every message, so a report is never mistaken for a silent death.
