@@ -3,7 +3,6 @@
  * a settlement that never waits more than `graceMs` for pipes a descendant still holds open.
  */
 import { performance } from 'node:perf_hooks';
-import type { Readable } from 'node:stream';
 import { once } from 'node:events';
 import type { Config } from '../../protocol/config.js';
 import { ExecdError } from '../../protocol/errors.js';
@@ -16,6 +15,7 @@ import { confinedExit } from '../sandbox/exit-status.js';
 import { runnerFailure } from '../sandbox/runner-failure.js';
 import { sandboxReport, sandboxUnavailable, type Confinement } from '../sandbox/runner.js';
 import { Deadline } from './deadline.js';
+import { drainAfterExit } from './drain.js';
 import { groupAlive, terminateGroup } from './kill.js';
 import { checkWorkdir, spawned, spawnShell } from './spawn.js';
 
@@ -37,17 +37,6 @@ export interface RunContext {
   onOutput?: (stream: StreamName, text: string) => void;
   /** Set for a confined mode: the command runs through the sandbox runner. */
   confinement?: Confinement;
-}
-
-/** Resolves when a stream has closed. */
-export function closed(stream: Readable | null): Promise<void> {
-  if (!stream || stream.closed) return Promise.resolve();
-  return once(stream, 'close').then(() => undefined, () => undefined);
-}
-
-/** Resolves after `ms` without keeping the daemon alive. */
-export function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
 
 /** Runs a resolved spec to its end. Non-zero exits, timeouts and aborts are results, not errors. */
@@ -87,15 +76,13 @@ export async function runForeground(spec: ExecSpec, ctx: RunContext): Promise<Sh
     stderr.write(chunk);
     denials?.write(chunk);
   });
-  const pipesClosed = Promise.all([closed(child.stdout), closed(child.stderr)]);
   const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
 
   const deadline = new Deadline(spec.timeoutMs, ctx.signal);
   const killed = deadline.fired.then(() => terminateGroup(pid, config.graceMs, confinement?.terminate));
 
   const [rawExitCode, rawSignal] = await exited;
-  // After the exit, wait for the pipes, but never past graceMs unless a kill is under way.
-  await Promise.race([pipesClosed, delay(config.graceMs), deadline.fired.then(() => killed)]);
+  await drainAfterExit(child, config.graceMs, deadline.fired.then(() => killed));
   if (deadline.reason) await killed;
   deadline.dispose();
   const exit = { exitCode: rawExitCode, signal: rawSignal as string | null };

@@ -7,7 +7,7 @@ import { once } from 'node:events';
 import type { Config } from '../../protocol/config.js';
 import type { ExecSpec } from '../../protocol/types.js';
 import { OutputCollector } from '../../spill/collector.js';
-import { closed, delay } from '../executor/run.js';
+import { drainAfterExit } from '../executor/drain.js';
 import { groupAlive, terminateGroup } from '../executor/kill.js';
 import { HAS_PROC, readProcStat } from '../executor/proc.js';
 import { checkWorkdir, spawned, spawnShell, type ShellProcess } from '../executor/spawn.js';
@@ -104,14 +104,11 @@ async function watchJob(
     collectors.stderr.write(chunk);
     plan.onStderr?.(chunk);
   });
-  const pipesClosed = Promise.all([closed(child.stdout), closed(child.stderr)]);
   const [rawExitCode, rawSignal] = (await once(child, 'exit')) as [number | null, NodeJS.Signals | null];
   const exit = { exitCode: rawExitCode, signal: rawSignal as string | null };
   const { exitCode, signal } = plan.exitFacts ? plan.exitFacts(exit, killing !== undefined) : exit;
 
-  // After the exit, wait for the pipes a descendant may hold, but never past graceMs unless a
-  // kill is under way (then until the tree is gone), exactly like a foreground run.
-  await Promise.race([pipesClosed, delay(ctx.config.graceMs), killRequested.then(() => killing)]);
+  await drainAfterExit(child, ctx.config.graceMs, killRequested.then(() => killing));
   if (killing) await killing;
   child.stdout!.destroy();
   child.stderr!.destroy();
