@@ -7,13 +7,16 @@
  */
 import type { Socket } from 'node:net';
 import {
+  AbstractMessageWriter,
   createMessageConnection,
   SocketMessageReader,
-  SocketMessageWriter,
   type DataCallback,
   type Disposable,
+  type Message,
   type MessageConnection,
+  type MessageWriter,
 } from 'vscode-jsonrpc/node.js';
+import { frameMessage } from '../protocol/framing.js';
 
 /** Counts the messages it delivers to the connection's queue. */
 class CountingReader extends SocketMessageReader {
@@ -27,6 +30,28 @@ class CountingReader extends SocketMessageReader {
   }
 }
 
+/**
+ * Writes each message with one socket write. (The stock socket writer queues every message behind
+ * a promise and writes header and body separately.)
+ */
+class FramedSocketWriter extends AbstractMessageWriter implements MessageWriter {
+  constructor(private readonly socket: Socket) {
+    super();
+    socket.on('error', (error) => this.fireError(error));
+    socket.on('close', () => this.fireClose());
+  }
+
+  write(message: Message): Promise<void> {
+    if (this.socket.destroyed || !this.socket.writable) return Promise.reject(new Error('the connection to the daemon is closed'));
+    this.socket.write(frameMessage(message), 'utf8');
+    return Promise.resolve();
+  }
+
+  end(): void {
+    this.socket.end();
+  }
+}
+
 /** Creates a listening connection over `socket` that disposes itself once closed and drained. */
 export function createDrainingConnection(socket: Socket): MessageConnection {
   const reader = new CountingReader(socket);
@@ -35,7 +60,7 @@ export function createDrainingConnection(socket: Socket): MessageConnection {
   const disposeIfDrained = () => {
     if (closed && handled >= reader.received) rpc.dispose();
   };
-  const rpc = createMessageConnection(reader, new SocketMessageWriter(socket), undefined, {
+  const rpc = createMessageConnection(reader, new FramedSocketWriter(socket), undefined, {
     messageStrategy: {
       handleMessage(message, next) {
         try {

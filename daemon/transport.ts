@@ -19,6 +19,7 @@ import {
   type MessageWriter,
   type RAL,
 } from 'vscode-jsonrpc/node.js';
+import { frameMessage } from '../protocol/framing.js';
 import { FrameGuard, type FrameViolation } from './frame-guard.js';
 
 /** The bounds of one connection, read at each use so that `config/set` applies at once. */
@@ -79,9 +80,7 @@ export class BoundedSocketWriter extends AbstractMessageWriter implements Messag
   /** Frames and queues one message; never waits for the peer. */
   write(message: Message): Promise<void> {
     if (this.overflowed || this.socket.destroyed || !this.socket.writable) return Promise.resolve();
-    const body = Buffer.from(JSON.stringify(message), 'utf8');
-    this.socket.write(`Content-Length: ${body.length}\r\n\r\n`, 'ascii');
-    this.socket.write(body);
+    this.socket.write(frameMessage(message), 'utf8');
     const then = this.afterWrite;
     this.afterWrite = undefined;
     then?.();

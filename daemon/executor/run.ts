@@ -41,7 +41,7 @@ export interface RunContext {
 
 /** Runs a resolved spec to its end. Non-zero exits, timeouts and aborts are results, not errors. */
 export async function runForeground(spec: ExecSpec, ctx: RunContext): Promise<ShellRunResult | ExecdError> {
-  const missing = await checkWorkdir(spec.workdir);
+  const missing = checkWorkdir(spec.workdir);
   if (missing) return missing;
   const { config } = ctx;
   const started = performance.now();

@@ -63,7 +63,7 @@ export async function startJob(spec: ExecSpec, plan: JobLaunchPlan, sessionId: s
     return job;
   };
   if (plan.refused !== undefined) return failEarly({ kind: 'runner-failed', reason: plan.refused });
-  const missing = await checkWorkdir(spec.workdir);
+  const missing = checkWorkdir(spec.workdir);
   if (missing) return failEarly({ kind: 'spawn-failed', reason: missing.message });
   const child = spawnShell(spec, ctx.stdin, plan.argv);
   const failure = await spawned(child, plan.argv[0]!);
