@@ -3,13 +3,13 @@
  * `<stateDir>/config.json`, `serve` flags, `config/set`. A bad value is refused where it is written.
  */
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { ConfigPatchSchema, ConfigSchema, DEFAULT_CONFIG, type Config, type ConfigPatch } from '../protocol/config.js';
+import { configPatchSchema, configSchema, DEFAULT_CONFIG, type Config, type ConfigPatch } from '../protocol/config.js';
 import { ExecdError } from '../protocol/errors.js';
 import { formatZodError } from '../protocol/fields.js';
 
 /** Validates a patch against the schema; returns the parsed patch or an INVALID_PARAMS error. */
 export function parseConfigPatch(patch: unknown, source?: string): ConfigPatch | ExecdError {
-  const parsed = ConfigPatchSchema.safeParse(patch);
+  const parsed = configPatchSchema().safeParse(patch);
   if (parsed.success) return parsed.data;
   const message = formatZodError(parsed.error);
   return new ExecdError('INVALID_PARAMS', source === undefined ? message : `${source}: ${message}`);
@@ -50,7 +50,7 @@ export class ConfigStore {
   set(patch: unknown, persist = false): Config | ExecdError {
     const parsed = parseConfigPatch(patch);
     if (parsed instanceof ExecdError) return parsed;
-    const next = ConfigSchema.safeParse({ ...this.current, ...parsed });
+    const next = configSchema().safeParse({ ...this.current, ...parsed });
     if (!next.success) return new ExecdError('INVALID_PARAMS', formatZodError(next.error));
     if (persist) {
       const onDisk = readConfigFile(this.filePath);

@@ -2,15 +2,16 @@
  * The daemon's configuration: the one place where defaults live (SPEC §1.1). Read at each command,
  * so a change made at run time applies to the next one.
  */
-import { z } from 'zod';
+import type { z } from 'zod';
 import { absolutePath, positiveInt, positiveNumber as positive } from './fields.js';
-import { SandboxModeSchema } from './sandbox.js';
+import { sandboxModeSchema } from './sandbox.js';
+import { lazySchema, type Zod } from './zod.js';
 
 /** Largest delay a Node timer honours. */
 export const MAX_TIMER_MS = 2_147_483_647;
 
 /** Every configuration field and its rule. */
-const CONFIG_FIELDS = {
+const configFields = (z: Zod) => ({
   /** Default foreground timeout. */
   timeoutMs: positive(),
   /** Cap applied to any per-call `timeoutMs`. */
@@ -26,7 +27,7 @@ const CONFIG_FIELDS = {
   /** Whether `shell/start` is allowed. */
   enableRunInBackground: z.boolean({ error: 'must be a boolean' }),
   /** Sandbox mode for a request that names none. */
-  defaultSandboxMode: SandboxModeSchema,
+  defaultSandboxMode: sandboxModeSchema(),
   /** Processes (foreground runs, running jobs, leftovers) alive at once, across all sessions. */
   maxProcesses: positiveInt(),
   /** Running background jobs per session. */
@@ -43,19 +44,19 @@ const CONFIG_FIELDS = {
   spillQuotaBytes: positive(),
   /** Age after which a spill or log file of a settled run or job is removed by the sweep. */
   spillRetentionMs: positive(),
-};
+});
 
-/** A complete configuration: every field present (but `cwd`). */
-export const ConfigSchema = z.strictObject(CONFIG_FIELDS);
+/** The schema of a complete configuration: every field present (but `cwd`); built on first use. */
+export const configSchema = lazySchema((z) => z.strictObject(configFields(z)));
 
 /** A fully resolved configuration. */
-export type Config = z.output<typeof ConfigSchema>;
+export type Config = z.output<ReturnType<typeof configSchema>>;
 
-/** A partial update, validated field by field (`config/set`, config file, `--config`). */
-export const ConfigPatchSchema = ConfigSchema.partial();
+/** The schema of a partial update, validated field by field (`config/set`, config file, `--config`). */
+export const configPatchSchema = lazySchema(() => configSchema().partial());
 
 /** A partial configuration update. */
-export type ConfigPatch = z.input<typeof ConfigPatchSchema>;
+export type ConfigPatch = z.input<ReturnType<typeof configPatchSchema>>;
 
 /** The built-in defaults: the one place they live. */
 export const DEFAULT_CONFIG: Config = Object.freeze({

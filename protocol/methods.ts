@@ -2,21 +2,24 @@
  * Every JSON-RPC method of execd, declared exactly once (SPEC §2.1): its name, its zod params
  * schema and its typed vscode-jsonrpc request. The daemon registers handlers for these objects
  * and the client calls them; no method string appears anywhere else.
+ *
+ * A declaration holds a builder for its schema and builds it on the first read of `params`: only
+ * the daemon validates params, so a client importing this module never loads zod (see `zod.ts`).
  */
 import { NotificationType, ProgressType, RequestType } from 'vscode-jsonrpc';
-import { z } from 'zod';
-import { ConfigPatchSchema, type Config } from './config.js';
+import type { z } from 'zod';
+import { configPatchSchema, type Config } from './config.js';
 import type { ErrorData } from './errors.js';
 import {
   absolutePath,
-  DshEnvMapSchema,
-  EnvMapSchema,
-  JobIdSchema,
+  dshEnvMapSchema,
+  envMapSchema,
+  jobIdSchema,
   positiveInt,
   positiveNumber,
-  SessionIdSchema,
+  sessionIdSchema,
 } from './fields.js';
-import { SandboxPolicySchema } from './sandbox.js';
+import { sandboxPolicySchema } from './sandbox.js';
 import type {
   DaemonStatusResult,
   ExecSpec,
@@ -31,24 +34,30 @@ import type {
   ShellRunResult,
   ShellStartResult,
 } from './types.js';
+import { lazySchema, zod, type Zod } from './zod.js';
 
-/** A request declaration: the method name, its params schema and its typed request. */
+/** A request declaration: the method name, its params schema (built on first read) and its typed request. */
 export interface RequestDecl<S extends z.ZodType, R> {
-  method: string;
-  params: S;
-  type: RequestType<z.output<S>, R, ErrorData>;
+  readonly method: string;
+  readonly params: S;
+  readonly type: RequestType<z.output<S>, R, ErrorData>;
 }
 
 /**
  * Declares a request. Curried so that the result type is written and the params type is inferred
- * from the schema: `request<ShellRunResult>()('shell/run', schema)`.
+ * from the schema's builder: `request<ShellRunResult>()('shell/run', (z) => z.strictObject(…))`.
  */
 function request<R>() {
-  return <S extends z.ZodType>(method: string, params: S): RequestDecl<S, R> => ({
-    method,
-    params,
-    type: new RequestType<z.output<S>, R, ErrorData>(method),
-  });
+  return <S extends z.ZodType>(method: string, build: (z: Zod) => S): RequestDecl<S, R> => {
+    let params: S | undefined;
+    return {
+      method,
+      get params() {
+        return (params ??= build(zod()));
+      },
+      type: new RequestType<z.output<S>, R, ErrorData>(method),
+    };
+  };
 }
 
 /** Any request declaration. */
@@ -59,28 +68,29 @@ export type ParamsOf<D> = D extends RequestDecl<infer S, unknown> ? z.input<S> :
 /** Result of a declared request. */
 export type ResultOf<D> = D extends RequestDecl<z.ZodType, infer R> ? R : never;
 
-/** The optional-field request shared by `shell/resolve`, `shell/run` and `shell/start`. */
-export const ExecRequestSchema = z.strictObject({
-  sessionId: SessionIdSchema,
-  command: z.string({ error: 'must be a non-empty string' }).min(1, { error: 'must be a non-empty string' }),
-  workdir: z.string({ error: 'must be a string' }).min(1, { error: 'must be a non-empty path' }).optional(),
-  timeoutMs: positiveNumber().optional(),
-  stdoutMaxBytes: positiveInt().optional(),
-  stdin: z.string({ error: 'must be a string' }).optional(),
-  env: EnvMapSchema.optional(),
-  dshEnv: DshEnvMapSchema.optional(),
-  sandboxPolicy: SandboxPolicySchema.optional(),
-});
+/** The schema of the optional-field request shared by `shell/resolve`, `shell/run` and `shell/start`. */
+export const execRequestSchema = lazySchema((z) =>
+  z.strictObject({
+    sessionId: sessionIdSchema(),
+    command: z.string({ error: 'must be a non-empty string' }).min(1, { error: 'must be a non-empty string' }),
+    workdir: z.string({ error: 'must be a string' }).min(1, { error: 'must be a non-empty path' }).optional(),
+    timeoutMs: positiveNumber().optional(),
+    stdoutMaxBytes: positiveInt().optional(),
+    stdin: z.string({ error: 'must be a string' }).optional(),
+    env: envMapSchema().optional(),
+    dshEnv: dshEnvMapSchema().optional(),
+    sandboxPolicy: sandboxPolicySchema().optional(),
+  }),
+);
 
 /** An exec request as the daemon receives it. */
-export type ExecRequest = z.output<typeof ExecRequestSchema>;
+export type ExecRequest = z.output<ReturnType<typeof execRequestSchema>>;
 
-const SessionJob = z.strictObject({ sessionId: SessionIdSchema, jobId: JobIdSchema });
-const Empty = z.strictObject({}).optional();
+const sessionJob = (z: Zod) => z.strictObject({ sessionId: sessionIdSchema(), jobId: jobIdSchema() });
+const empty = (z: Zod) => z.strictObject({}).optional();
 
 /** `initialize`: the mandatory first request, carrying the token. */
-export const Initialize = request<InitializeResult>()(
-  'initialize',
+export const Initialize = request<InitializeResult>()('initialize', (z) =>
   z.object({
     protocolVersion: z.literal(1, { error: 'must be 1' }),
     token: z.string({ error: 'must be a string' }),
@@ -89,81 +99,74 @@ export const Initialize = request<InitializeResult>()(
 );
 
 /** `session/open`: open (or reattach to) a session on this connection. */
-export const SessionOpen = request<SessionOpenResult>()(
-  'session/open',
+export const SessionOpen = request<SessionOpenResult>()('session/open', (z) =>
   z.strictObject({
-    sessionId: SessionIdSchema,
+    sessionId: sessionIdSchema(),
     cwd: absolutePath(),
-    env: EnvMapSchema.optional(),
-    dshEnv: DshEnvMapSchema.optional(),
-    sandbox: SandboxPolicySchema.optional(),
+    env: envMapSchema().optional(),
+    dshEnv: dshEnvMapSchema().optional(),
+    sandbox: sandboxPolicySchema().optional(),
   }),
 );
 
 /** `session/close`: kill the session's processes and delete its files. */
-export const SessionClose = request<SessionCloseResult>()(
-  'session/close',
-  z.strictObject({ sessionId: SessionIdSchema }),
+export const SessionClose = request<SessionCloseResult>()('session/close', (z) =>
+  z.strictObject({ sessionId: sessionIdSchema() }),
 );
 
 /** `shell/resolve`: the spec a request would run with, without running it. */
-export const ShellResolve = request<ExecSpec>()('shell/resolve', ExecRequestSchema);
+export const ShellResolve = request<ExecSpec>()('shell/resolve', execRequestSchema);
 
 /** `shell/run`: a foreground run; `outputToken` asks for `$/progress` streaming. */
-export const ShellRun = request<ShellRunResult>()(
-  'shell/run',
-  ExecRequestSchema.extend({ outputToken: z.union([z.string(), z.number()]).optional() }),
+export const ShellRun = request<ShellRunResult>()('shell/run', (z) =>
+  execRequestSchema().extend({ outputToken: z.union([z.string(), z.number()]).optional() }),
 );
 
 /** `shell/start`: a background job; returns at once. */
-export const ShellStart = request<ShellStartResult>()('shell/start', ExecRequestSchema);
+export const ShellStart = request<ShellStartResult>()('shell/start', execRequestSchema);
 
 /** `job/read`: consuming read of what is new. */
-export const JobRead = request<JobReadResult>()('job/read', SessionJob);
+export const JobRead = request<JobReadResult>()('job/read', sessionJob);
 
 /** `job/peek`: non-consuming read at explicit offsets. */
-export const JobPeek = request<JobPeekResult>()(
-  'job/peek',
-  SessionJob.extend({
+export const JobPeek = request<JobPeekResult>()('job/peek', (z) =>
+  sessionJob(z).extend({
     stdoutOffset: z.number().int().nonnegative({ error: 'must be a non-negative integer' }).optional(),
     stderrOffset: z.number().int().nonnegative({ error: 'must be a non-negative integer' }).optional(),
   }),
 );
 
 /** `job/wait`: until the job settles or `timeoutMs` passes. */
-export const JobWait = request<JobSnapshot>()(
-  'job/wait',
-  SessionJob.extend({ timeoutMs: positiveNumber().optional() }),
+export const JobWait = request<JobSnapshot>()('job/wait', (z) =>
+  sessionJob(z).extend({ timeoutMs: positiveNumber().optional() }),
 );
 
 /** `job/kill`: resolves once the process tree is gone. */
-export const JobKill = request<{ killed: boolean }>()('job/kill', SessionJob);
+export const JobKill = request<{ killed: boolean }>()('job/kill', sessionJob);
 
 /** `job/list`: one session's jobs, or every job for the debug client. */
-export const JobList = request<JobSnapshot[]>()(
-  'job/list',
-  z.union([z.strictObject({ sessionId: SessionIdSchema }), z.strictObject({ all: z.literal(true) })], {
+export const JobList = request<JobSnapshot[]>()('job/list', (z) =>
+  z.union([z.strictObject({ sessionId: sessionIdSchema() }), z.strictObject({ all: z.literal(true) })], {
     error: 'must be { sessionId } or { all: true }',
   }),
 );
 
 /** `job/release`: kill if running, forget, delete files. */
-export const JobRelease = request<{ released: true }>()('job/release', SessionJob);
+export const JobRelease = request<{ released: true }>()('job/release', sessionJob);
 
 /** `config/get`. */
-export const ConfigGet = request<Config>()('config/get', Empty);
+export const ConfigGet = request<Config>()('config/get', empty);
 
 /** `config/set`: validated field by field; `persist` writes `<stateDir>/config.json`. */
-export const ConfigSet = request<Config>()(
-  'config/set',
-  z.strictObject({ patch: ConfigPatchSchema, persist: z.boolean().optional() }),
+export const ConfigSet = request<Config>()('config/set', (z) =>
+  z.strictObject({ patch: configPatchSchema(), persist: z.boolean().optional() }),
 );
 
 /** `daemon/status`. */
-export const DaemonStatus = request<DaemonStatusResult>()('daemon/status', Empty);
+export const DaemonStatus = request<DaemonStatusResult>()('daemon/status', empty);
 
 /** `daemon/shutdown`: answer, then exit gracefully. */
-export const DaemonShutdown = request<{ ok: true }>()('daemon/shutdown', Empty);
+export const DaemonShutdown = request<{ ok: true }>()('daemon/shutdown', empty);
 
 /** Every request, for registration and the unknown-method check. */
 export const ALL_REQUESTS = [

@@ -1,38 +1,12 @@
 /**
  * Reaching the daemon from a client subcommand. With no daemon listening, the client starts one in
- * the background (`execd serve --detach`) and waits for its socket (SPEC §4).
+ * the background and waits for its socket (SPEC §4; `ensure-daemon.ts`).
  *
- * Racing clients end with one daemon: starting is serialised by `<stateDir>/autostart.lock`
- * (held only while starting; a dead starter's lock is stale and taken over), each starter checks
- * the socket again under the lock, and the daemon itself refuses to start when another one owns
- * its state dir or socket (ownership.ts) — in which case the client waits for that one's socket.
+ * The common case — a daemon is running — must start fast (SPEC §8, B5): this module loads only
+ * the client library; what starting a daemon takes is imported on that path alone.
  */
-import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { liveHolder, tryLock } from '../../daemon/lock-file.js';
-import { socketLockPath, stateLockPath } from '../../daemon/ownership.js';
-import { socketIsLive } from '../../daemon/socket.js';
-import { checkPrivateDir } from '../../daemon/state-dir.js';
-import { PLATFORM } from '../../protocol/platform.js';
 import { connect, ExecdConnectError, type ExecdClient } from '../connection.js';
 import type { Endpoint } from '../endpoint.js';
-import { DAEMON_START_TIMEOUT_MS, DaemonStartError, startDetached } from './detach.js';
-import { CliError } from './errors.js';
-
-/** Idle exit of an auto-started daemon unless `EXECD_IDLE_EXIT_MS` says otherwise (0: never). */
-export const DEFAULT_AUTOSTART_IDLE_EXIT_MS = 30 * 60_000;
-
-const POLL_MS = 20;
-
-/** The `serve` flags of an auto-started daemon. */
-export function autostartServeArgs(env: NodeJS.ProcessEnv = process.env): string[] {
-  const raw = env.EXECD_IDLE_EXIT_MS;
-  const idleMs = raw === undefined || raw === '' ? DEFAULT_AUTOSTART_IDLE_EXIT_MS : Number(raw);
-  if (!(Number.isFinite(idleMs) && idleMs >= 0)) {
-    throw new CliError(`execd: EXECD_IDLE_EXIT_MS must be a non-negative number of milliseconds, got ${JSON.stringify(raw)}`);
-  }
-  return idleMs > 0 ? ['--idle-exit-ms', String(idleMs)] : [];
-}
 
 function connectCli(endpoint: Endpoint): Promise<ExecdClient> {
   return connect({ ...endpoint, clientName: 'execd-cli' });
@@ -45,6 +19,7 @@ export async function connectOrStart(endpoint: Endpoint): Promise<ExecdClient> {
   } catch (error) {
     if (!(error instanceof ExecdConnectError)) throw error;
   }
+  const [{ socketIsLive }, { ensureDaemon }] = await Promise.all([import('../../daemon/socket.js'), import('./ensure-daemon.js')]);
   // Another client may have started one since: then this is a second try, else a start.
   if (!(await socketIsLive(endpoint.socketPath))) await ensureDaemon(endpoint);
   return connectCli(endpoint);
@@ -52,51 +27,9 @@ export async function connectOrStart(endpoint: Endpoint): Promise<ExecdClient> {
 
 /** Connects to the daemon if one listens; undefined when none does. */
 export async function connectIfRunning(endpoint: Endpoint): Promise<ExecdClient | undefined> {
+  const { socketIsLive } = await import('../../daemon/socket.js');
   if (!(await socketIsLive(endpoint.socketPath))) return undefined;
   return connectCli(endpoint);
-}
-
-/** True while some live daemon owns the endpoint's state dir or socket (it may be starting). */
-function ownerAlive(endpoint: Endpoint): boolean {
-  if (liveHolder(stateLockPath(endpoint.stateDir))) return true;
-  return PLATFORM.socketIsFile && liveHolder(socketLockPath(endpoint.socketPath)) !== undefined;
-}
-
-async function waitForSocket(endpoint: Endpoint, deadline: number, what: string): Promise<void> {
-  while (!(await socketIsLive(endpoint.socketPath))) {
-    if (Date.now() > deadline) throw new CliError(`execd: no daemon listening on ${endpoint.socketPath} after waiting for ${what}`);
-    await sleep(POLL_MS);
-  }
-}
-
-/** Makes sure a daemon listens on the endpoint, starting one in the background if needed. */
-export async function ensureDaemon(endpoint: Endpoint): Promise<void> {
-  const refusal = checkPrivateDir(endpoint.stateDir);
-  if (refusal) throw new CliError(`execd: refusing state directory: ${refusal}`);
-  const lockPath = join(endpoint.stateDir, 'autostart.lock');
-  const deadline = Date.now() + DAEMON_START_TIMEOUT_MS;
-  const serveArgs = autostartServeArgs();
-  for (;;) {
-    if (await socketIsLive(endpoint.socketPath)) return;
-    const lock = tryLock(lockPath);
-    if (lock.acquired) {
-      try {
-        if (await socketIsLive(endpoint.socketPath)) return;
-        await startDetached(endpoint, serveArgs);
-      } catch (error) {
-        // Another daemon (e.g. an `execd serve` by hand) owns the place and is starting: join it.
-        if (!(error instanceof DaemonStartError) || !ownerAlive(endpoint)) throw error;
-        await waitForSocket(endpoint, deadline, 'the daemon that owns it');
-      } finally {
-        lock.release();
-      }
-      return;
-    }
-    if (Date.now() > deadline) {
-      throw new CliError(`execd: no daemon listening on ${endpoint.socketPath} after waiting for the one pid ${lock.holder.pid} starts`);
-    }
-    await sleep(POLL_MS);
-  }
 }
 
 /** Connects (starting a daemon if needed), calls `use`, and closes the connection. */

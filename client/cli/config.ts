@@ -1,5 +1,5 @@
 /** `execd config get [KEY]` and `execd config set KEY=VALUE...`: the daemon's live configuration. */
-import { ConfigSchema, type Config } from '../../protocol/config.js';
+import { configSchema, type Config } from '../../protocol/config.js';
 import { ConfigGet, ConfigSet } from '../../protocol/methods.js';
 import { withClient } from './autostart.js';
 import { commandHelp, endpointOf, ENDPOINT_OPTIONS, parseCommand, type CommandRunner } from './args.js';
@@ -12,7 +12,7 @@ export const CONFIG_HELP = commandHelp({
   usage: 'config get [KEY] [--json]\n       execd config set KEY=VALUE... [--persist]',
   about: `Shows or changes the daemon's configuration. A change applies to the next command; with
 --persist it is also written to <state-dir>/config.json. A bad value is refused with a message
-naming the field, and nothing changes. Keys: ${Object.keys(ConfigSchema.shape).join(', ')}.`,
+naming the field, and nothing changes. Keys: ${Object.keys(configSchema().shape).join(', ')}.`,
   options: [
     '  --json             (get) print the configuration as JSON',
     '  --persist          (set) also write the change to <state-dir>/config.json',
@@ -20,7 +20,7 @@ naming the field, and nothing changes. Keys: ${Object.keys(ConfigSchema.shape).j
   examples: ['execd config get timeoutMs', 'execd config set timeoutMs=60000 graceMs=1000'],
 });
 
-const KEYS = Object.keys(ConfigSchema.shape) as Array<keyof Config>;
+const KEYS = Object.keys(configSchema().shape) as Array<keyof Config>;
 
 function show(value: unknown): string {
   if (value === undefined) return '(unset)';

@@ -1,36 +1,68 @@
 #!/usr/bin/env node
 /** `execd`: the command-line client and the daemon's entry point. */
 import { splitGlobalFlags, type CommandRunner } from './args.js';
-import { CONFIG_HELP, configCommand } from './config.js';
 import { CliError, EXIT_EXECD_ERROR, EXIT_USAGE } from './errors.js';
-import { JOBS_HELP, jobsCommand } from './jobs.js';
-import { KILL_HELP, killCommand } from './kill.js';
-import { PEEK_HELP, peekCommand } from './peek.js';
-import { READ_HELP, readCommand } from './read.js';
-import { RELEASE_HELP, releaseCommand } from './release.js';
-import { RUN_HELP, runCommand } from './run.js';
-import { SERVE_HELP, serveCommand } from './serve.js';
-import { START_HELP, startCommand } from './start.js';
-import { STATUS_HELP, statusCommand } from './status.js';
-import { STOP_HELP, stopCommand } from './stop.js';
-import { WAIT_HELP, waitCommand } from './wait.js';
 
-type Command = { summary: string; help: string; run: CommandRunner };
+/** What a subcommand's module provides. */
+type CommandModule = { help: string; run: CommandRunner };
+
+/**
+ * A subcommand: its line in `execd --help` and how to load it. Only the chosen subcommand's
+ * module is loaded — startup time is most of a short `execd run`, and `serve` alone pulls in the
+ * whole daemon.
+ */
+type Command = { summary: string; load: () => Promise<CommandModule> };
 
 /** Every subcommand, in the order `execd --help` lists them. */
 const COMMANDS: Record<string, Command> = {
-  serve: { summary: 'run the daemon (in the foreground, or --detach)', help: SERVE_HELP, run: serveCommand },
-  run: { summary: 'run a command in the daemon, streaming its output', help: RUN_HELP, run: runCommand },
-  start: { summary: 'start a background job and print its id', help: START_HELP, run: startCommand },
-  jobs: { summary: 'list background jobs (--all: of every session)', help: JOBS_HELP, run: jobsCommand },
-  read: { summary: "print a job's new output (--follow: until it ends)", help: READ_HELP, run: readCommand },
-  peek: { summary: "print a job's output without consuming it", help: PEEK_HELP, run: peekCommand },
-  wait: { summary: 'wait until a job ends; exit with its code', help: WAIT_HELP, run: waitCommand },
-  kill: { summary: "kill a job's process tree", help: KILL_HELP, run: killCommand },
-  release: { summary: 'kill if running, forget a job, delete its files', help: RELEASE_HELP, run: releaseCommand },
-  status: { summary: "show the daemon's state", help: STATUS_HELP, run: statusCommand },
-  config: { summary: 'get or set the configuration', help: CONFIG_HELP, run: configCommand },
-  stop: { summary: 'shut the daemon down gracefully', help: STOP_HELP, run: stopCommand },
+  serve: {
+    summary: 'run the daemon (in the foreground, or --detach)',
+    load: async () => import('./serve.js').then((m) => ({ help: m.SERVE_HELP, run: m.serveCommand })),
+  },
+  run: {
+    summary: 'run a command in the daemon, streaming its output',
+    load: async () => import('./run.js').then((m) => ({ help: m.RUN_HELP, run: m.runCommand })),
+  },
+  start: {
+    summary: 'start a background job and print its id',
+    load: async () => import('./start.js').then((m) => ({ help: m.START_HELP, run: m.startCommand })),
+  },
+  jobs: {
+    summary: 'list background jobs (--all: of every session)',
+    load: async () => import('./jobs.js').then((m) => ({ help: m.JOBS_HELP, run: m.jobsCommand })),
+  },
+  read: {
+    summary: "print a job's new output (--follow: until it ends)",
+    load: async () => import('./read.js').then((m) => ({ help: m.READ_HELP, run: m.readCommand })),
+  },
+  peek: {
+    summary: "print a job's output without consuming it",
+    load: async () => import('./peek.js').then((m) => ({ help: m.PEEK_HELP, run: m.peekCommand })),
+  },
+  wait: {
+    summary: 'wait until a job ends; exit with its code',
+    load: async () => import('./wait.js').then((m) => ({ help: m.WAIT_HELP, run: m.waitCommand })),
+  },
+  kill: {
+    summary: "kill a job's process tree",
+    load: async () => import('./kill.js').then((m) => ({ help: m.KILL_HELP, run: m.killCommand })),
+  },
+  release: {
+    summary: 'kill if running, forget a job, delete its files',
+    load: async () => import('./release.js').then((m) => ({ help: m.RELEASE_HELP, run: m.releaseCommand })),
+  },
+  status: {
+    summary: "show the daemon's state",
+    load: async () => import('./status.js').then((m) => ({ help: m.STATUS_HELP, run: m.statusCommand })),
+  },
+  config: {
+    summary: 'get or set the configuration',
+    load: async () => import('./config.js').then((m) => ({ help: m.CONFIG_HELP, run: m.configCommand })),
+  },
+  stop: {
+    summary: 'shut the daemon down gracefully',
+    load: async () => import('./stop.js').then((m) => ({ help: m.STOP_HELP, run: m.stopCommand })),
+  },
 };
 
 const HELP = `usage: execd [--socket PATH] [--state-dir DIR] <command> [options]
@@ -72,8 +104,8 @@ async function main(argv: string[]): Promise<number> {
     const what = name.startsWith('-') ? `unknown option '${name}'` : `unknown command '${name}'`;
     throw new CliError(`execd: ${what} (run 'execd --help')`, EXIT_USAGE);
   }
-  const command = COMMANDS[name]!;
   exitAtOnce = name === 'serve';
+  const command = await COMMANDS[name]!.load();
   if (asksForHelp(args)) {
     process.stdout.write(command.help);
     return 0;

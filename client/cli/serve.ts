@@ -2,7 +2,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { daemonIsIdle, watchIdle } from '../../daemon/idle-exit.js';
-import { SandboxModeSchema } from '../../protocol/sandbox.js';
+import { sandboxModeSchema } from '../../protocol/sandbox.js';
 import { resolveEndpoint } from '../endpoint.js';
 import { parseCommand, type CommandRunner } from './args.js';
 import { parseConfigPairs } from './config-pairs.js';
@@ -54,8 +54,8 @@ export const serveCommand: CommandRunner = async (argv) => {
   }
   const configFlags = parseConfigPairs(values.config!);
   if (values.sandbox !== undefined) {
-    const mode = SandboxModeSchema.safeParse(values.sandbox);
-    if (!mode.success) throw usageError('serve', `--sandbox must be one of ${SandboxModeSchema.options.join(', ')}, got ${JSON.stringify(values.sandbox)}`);
+    const mode = sandboxModeSchema().safeParse(values.sandbox);
+    if (!mode.success) throw usageError('serve', `--sandbox must be one of ${sandboxModeSchema().options.join(', ')}, got ${JSON.stringify(values.sandbox)}`);
     configFlags.defaultSandboxMode = mode.data;
   }
   const endpoint = resolveEndpoint({ socketPath: values.socket, stateDir: values['state-dir'] });

@@ -2,9 +2,10 @@
  * The model's arguments (SPEC §3.1): one zod schema per configuration, from which both the JSON
  * Schema the model reads and the validation with its byte-exact messages come.
  */
-import { z } from 'zod';
+import type { z } from 'zod';
 import { BACKGROUND_DISABLED_MESSAGE } from '../../protocol/errors.js';
 import { ESCALATION_TARGETS } from '../../protocol/sandbox.js';
+import { lazySchema, zod, type Zod } from '../../protocol/zod.js';
 import type { JsonSchema } from './types.js';
 
 /** Which optional parameters a deployment offers. */
@@ -23,54 +24,57 @@ export function describeValue(value: unknown): string {
 }
 
 /** A required string that must not be empty or whitespace only. */
-function nonEmptyString(field: string) {
+function nonEmptyString(z: Zod, field: string) {
   const message = `invalid ${field}: expected a non-empty string`;
   return z.string({ error: message }).refine((value) => value.trim().length > 0, { error: message });
 }
 
-const timeoutMs = z
-  .number({ error: (issue) => `invalid timeoutMs: expected a positive number, got ${describeValue(issue.input)}` })
-  .positive({ error: (issue) => `invalid timeoutMs: expected a positive number, got ${describeValue(issue.input)}` });
-
-/** The base parameters, offered in every configuration. */
-const baseShape = {
-  command: nonEmptyString('command').describe('The command to run.'),
-  description: nonEmptyString('description').describe(
-    'What the command does, in 5-10 words; shown to the user.',
-  ),
-  timeoutMs: timeoutMs.optional().describe('Timeout in milliseconds (optional; capped by the deployment).'),
-  workdir: nonEmptyString('workdir')
-    .optional()
-    .describe('Working directory; a relative path resolves against the session working directory.'),
-};
-
-const backgroundShape = {
-  run_in_background: z
-    .boolean({ error: (issue) => `invalid run_in_background: expected a boolean, got ${describeValue(issue.input)}` })
-    .optional()
-    .describe('Start the command as a background job and return its id at once.'),
-};
-
-const escalationShape = {
-  sandbox_permissions: z
-    .enum(ESCALATION_TARGETS, {
-      error: (issue) =>
-        `invalid sandbox_permissions: expected one of ${ESCALATION_TARGETS.join(', ')}, got ${describeValue(issue.input)}`,
-    })
-    .optional()
-    .describe('Ask the user to run this command under a wider sandbox mode (needs a justification).'),
-  justification: nonEmptyString('justification')
-    .optional()
-    .describe('One sentence telling the user why the wider sandbox mode is needed.'),
-};
+/** The parameter groups a configuration combines; built on first use (see `protocol/zod.ts`). */
+const shapes = lazySchema((z) => {
+  const timeoutMs = z
+    .number({ error: (issue) => `invalid timeoutMs: expected a positive number, got ${describeValue(issue.input)}` })
+    .positive({ error: (issue) => `invalid timeoutMs: expected a positive number, got ${describeValue(issue.input)}` });
+  return {
+    /** The base parameters, offered in every configuration. */
+    base: {
+      command: nonEmptyString(z, 'command').describe('The command to run.'),
+      description: nonEmptyString(z, 'description').describe(
+        'What the command does, in 5-10 words; shown to the user.',
+      ),
+      timeoutMs: timeoutMs.optional().describe('Timeout in milliseconds (optional; capped by the deployment).'),
+      workdir: nonEmptyString(z, 'workdir')
+        .optional()
+        .describe('Working directory; a relative path resolves against the session working directory.'),
+    },
+    background: {
+      run_in_background: z
+        .boolean({ error: (issue) => `invalid run_in_background: expected a boolean, got ${describeValue(issue.input)}` })
+        .optional()
+        .describe('Start the command as a background job and return its id at once.'),
+    },
+    escalation: {
+      sandbox_permissions: z
+        .enum(ESCALATION_TARGETS, {
+          error: (issue) =>
+            `invalid sandbox_permissions: expected one of ${ESCALATION_TARGETS.join(', ')}, got ${describeValue(issue.input)}`,
+        })
+        .optional()
+        .describe('Ask the user to run this command under a wider sandbox mode (needs a justification).'),
+      justification: nonEmptyString(z, 'justification')
+        .optional()
+        .describe('One sentence telling the user why the wider sandbox mode is needed.'),
+    },
+  };
+});
 
 /** The zod schema of the shell tool's arguments for a configuration. */
 export function shellArgsSchema(config: ArgsConfig) {
-  return z.object(
+  const { base, background, escalation } = shapes();
+  return zod().object(
     {
-      ...baseShape,
-      ...(config.background ? backgroundShape : {}),
-      ...(config.escalation ? escalationShape : {}),
+      ...base,
+      ...(config.background ? background : {}),
+      ...(config.escalation ? escalation : {}),
     },
     { error: (issue) => `invalid arguments: expected an object, got ${describeValue(issue.input)}` },
   );
@@ -94,7 +98,7 @@ export function shellArgsJsonSchema(config: ArgsConfig): JsonSchema {
 
 /** The JSON Schema of a zod object, for a model (no `$schema` key, unknown keys refused). */
 export function jsonSchemaOf(schema: z.ZodType): JsonSchema {
-  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io: 'input' }) as JsonSchema;
+  const { $schema: _ignored, ...rest } = zod().toJSONSchema(schema, { io: 'input' }) as JsonSchema;
   return { ...rest, additionalProperties: false };
 }
 
@@ -132,14 +136,16 @@ function checkEscalationPair(args: ShellArgs): string | undefined {
   return undefined;
 }
 
-/** The schema of `job_output` and `job_kill`. */
-export const JobArgsSchema = z.object(
-  { job_id: nonEmptyString('job_id').describe('The id of a background job, e.g. bash-3.') },
-  { error: (issue) => `invalid arguments: expected an object, got ${describeValue(issue.input)}` },
+/** The schema of `job_output` and `job_kill` (built on first use). */
+export const jobArgsSchema = lazySchema((z) =>
+  z.object(
+    { job_id: nonEmptyString(z, 'job_id').describe('The id of a background job, e.g. bash-3.') },
+    { error: (issue) => `invalid arguments: expected an object, got ${describeValue(issue.input)}` },
+  ),
 );
 
 /** Validates the arguments of a job tool. */
 export function validateJobArgs(args: unknown): Validated<{ job_id: string }> {
-  const parsed = JobArgsSchema.safeParse(args);
+  const parsed = jobArgsSchema().safeParse(args);
   return parsed.success ? { ok: true, args: parsed.data } : { ok: false, message: parsed.error.issues[0]!.message };
 }

@@ -3,7 +3,7 @@ import { JobKill, JobRead } from '../../protocol/methods.js';
 import type { JobReadResult } from '../../protocol/types.js';
 import type { ExecdClient } from '../connection.js';
 import { escalationHintLine, renderProcessRead } from '../render.js';
-import { jsonSchemaOf, JobArgsSchema, validateJobArgs } from './args.js';
+import { jsonSchemaOf, jobArgsSchema, validateJobArgs } from './args.js';
 import { JOB_KILL_DESCRIPTION, JOB_OUTPUT_DESCRIPTION } from './description.js';
 import { widerTargets } from './escalation.js';
 import { callFailure, throwIfAborted, type CallFailure } from './failure.js';
@@ -47,7 +47,7 @@ export function createJobOutputTool({ client, sessionId, escalation }: JobToolOp
   return {
     name: 'job_output',
     description: JOB_OUTPUT_DESCRIPTION,
-    inputSchema: jsonSchemaOf(JobArgsSchema),
+    inputSchema: jsonSchemaOf(jobArgsSchema()),
     execute: (raw: unknown, { signal }: ExecuteOptions = {}) =>
       callJobTool(raw, signal, async (jobId) => {
         const read = await client.call(JobRead, { sessionId, jobId }, { signal });
@@ -63,7 +63,7 @@ export function createJobKillTool({ client, sessionId }: JobToolOptions): ModelT
   return {
     name: 'job_kill',
     description: JOB_KILL_DESCRIPTION,
-    inputSchema: jsonSchemaOf(JobArgsSchema),
+    inputSchema: jsonSchemaOf(jobArgsSchema()),
     execute: (raw: unknown, { signal }: ExecuteOptions = {}) =>
       callJobTool(raw, signal, async (jobId) => {
         const { killed } = await client.call(JobKill, { sessionId, jobId }, { signal });

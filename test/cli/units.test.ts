@@ -1,7 +1,7 @@
 /** The CLI's pure pieces: argument splitting, config pairs, tables, exit codes, job lines. */
 import { describe, expect, it } from 'vitest';
 import { splitGlobalFlags } from '../../client/cli/args.js';
-import { autostartServeArgs, DEFAULT_AUTOSTART_IDLE_EXIT_MS } from '../../client/cli/autostart.js';
+import { autostartServeArgs, DEFAULT_AUTOSTART_IDLE_EXIT_MS } from '../../client/cli/ensure-daemon.js';
 import { parseConfigPairs } from '../../client/cli/config-pairs.js';
 import { CliError } from '../../client/cli/errors.js';
 import { jobExitCode, signalExitCode } from '../../client/cli/exit-codes.js';
