@@ -5,6 +5,7 @@ import type { PlatformFacts } from '../protocol/platform.js';
 import type { ActiveRuns } from './active-runs.js';
 import type { ConfigStore } from './config-store.js';
 import type { EnvMap } from './env.js';
+import type { Spawner } from './executor/spawner.js';
 import type { JobTable } from './jobs/job-table.js';
 import type { Logger } from './logger.js';
 import type { ProcessRegistry } from './process-registry.js';
@@ -28,6 +29,8 @@ export interface DaemonContext {
   readonly config: ConfigStore;
   readonly sessions: SessionTable;
   readonly processes: ProcessRegistry;
+  /** The spawner threads every run's and job's process is started on. */
+  readonly spawner: Spawner;
   readonly runs: ActiveRuns;
   /** Background jobs, journaled. */
   readonly jobs: JobTable;

@@ -12,6 +12,7 @@ import { ConfigStore, parseConfigPatch, readConfigFile } from './config-store.js
 import { ClientConnection } from './connection.js';
 import type { DaemonContext } from './context.js';
 import { scrubEnv } from './env.js';
+import { Spawner } from './executor/spawner.js';
 import { HANDLERS } from './handlers/index.js';
 import { announceSettlement } from './jobs/announce.js';
 import { killAllJobs } from './jobs/job-control.js';
@@ -102,6 +103,8 @@ async function startOwnedDaemon(options: DaemonOptions, platform: PlatformFacts,
 
   const sessions = new SessionTable();
   const processes = new ProcessRegistry();
+  const spawner = new Spawner();
+  spawner.start();
   const jobs = new JobTable(paths.journal, (job) => announceSettlement(job, sessions, jobs, options.log));
   // Jobs a crashed daemon left running are failed now; their groups die in the background.
   const interrupted = jobs.restore(config.get().maxOutputBytes);
@@ -120,6 +123,7 @@ async function startOwnedDaemon(options: DaemonOptions, platform: PlatformFacts,
     config,
     sessions,
     processes,
+    spawner,
     runs: new ActiveRuns(),
     jobs,
     sandbox: await createSandboxRunner(options.bwrapPath ?? process.env.EXECD_BWRAP ?? 'bwrap'),
@@ -149,6 +153,7 @@ async function startOwnedDaemon(options: DaemonOptions, platform: PlatformFacts,
       listener?.removeSocket();
       ownership.release();
       spill.stop();
+      context.spawner.close();
       context.log.info('shut down');
       markClosed();
     })();

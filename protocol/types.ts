@@ -158,6 +158,8 @@ export interface DaemonStatusResult {
   jobs: { running: number; settled: number };
   /** Processes the daemon is responsible for right now (runs, jobs, leftovers). */
   processes: number;
+  /** Children spawned so far in the daemon itself (nothing else was running) and by its spawner process. */
+  spawns: { inline: number; spawner: number };
   spill: { files: number; bytes: number };
   config: Config;
 }

@@ -5,8 +5,9 @@
  * speed of a plain shell redirect.
  *
  * The reported result is the same as `OutputCollector`'s: a stream that stayed within `maxBytes`
- * leaves no file and is not truncated; a longer one keeps the file (complete from byte 0) as its
- * `spillPath`; one past `maxSpillBytes` loses the file and keeps only the tail.
+ * leaves no file (unless `keepFile`: a job's log) and is not truncated; a longer one keeps the file
+ * (complete from byte 0) as its `spillPath`; one past `maxSpillBytes` loses the file and keeps only
+ * the tail.
  */
 import { spawn } from 'node:child_process';
 import { closeSync, fstatSync, ftruncateSync, openSync, readSync, unlinkSync } from 'node:fs';
@@ -32,6 +33,8 @@ export interface FileCaptureOptions {
   maxSpillBytes: number;
   /** Where the file lives; its directory is created 0700. */
   path: string;
+  /** Keep the file whatever its size, until it passes `maxSpillBytes` (a background job's log). */
+  keepFile?: boolean;
 }
 
 /** Frees the first `length` bytes of an open file, keeping its size (holes read as zeros). */
@@ -57,6 +60,8 @@ export class FileCapture {
   /** Settles when no hole punch is running (the descriptor must outlive it). */
   private punch: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
+  /** The last `maxBytes` bytes as answered, ending at the answered size; set by `finish`. */
+  private tail: Buffer | undefined;
 
   constructor(private readonly options: FileCaptureOptions) {
     ensurePrivateDir(dirname(options.path));
@@ -72,6 +77,36 @@ export class FileCapture {
     return this.answeredSize ?? fstatSync(this.fd).size;
   }
 
+  /** Where the child writes: the open descriptor and the file's path. */
+  get target(): { fd: number; path: string } {
+    return { fd: this.fd, path: this.options.path };
+  }
+
+  /** The file's path while it holds the complete stream (not deleted for passing the cap). */
+  get path(): string | undefined {
+    return this.discarded ? undefined : this.options.path;
+  }
+
+  /** The bytes answered by `finish`: the last `maxBytes` of the stream. */
+  get answeredTail(): Buffer | undefined {
+    return this.tail;
+  }
+
+  /**
+   * Bytes `[from, to)` of the stream, read through the open descriptor (so even after the file was
+   * deleted for passing the cap, the tail it keeps is readable); fewer when the file is shorter.
+   */
+  read(from: number, to: number): Buffer {
+    const buffer = Buffer.allocUnsafe(Math.max(0, to - from));
+    let got = 0;
+    while (got < buffer.length) {
+      const n = readSync(this.fd, buffer, got, buffer.length - got, from + got);
+      if (n === 0) break;
+      got += n;
+    }
+    return buffer.subarray(0, got);
+  }
+
   /**
    * The run is over: reads the tail and reports the capture. When `writersAlive` is given (a
    * descendant outlived the run and may still hold the stream), the file stays open, held at its
@@ -82,16 +117,10 @@ export class FileCapture {
     const size = fstatSync(this.fd).size;
     this.answeredSize = size;
     const tailStart = Math.max(0, size - this.options.maxBytes);
-    const tail = Buffer.allocUnsafe(size - tailStart);
-    let got = 0;
-    while (got < tail.length) {
-      const n = readSync(this.fd, tail, got, tail.length - got, tailStart + got);
-      if (n === 0) break;
-      got += n;
-    }
-    const bytes = tail.subarray(0, got);
+    const bytes = this.read(tailStart, size);
+    this.tail = bytes;
     const truncated = tailStart > 0;
-    if (size > this.options.maxSpillBytes || !truncated) this.discard();
+    if (size > this.options.maxSpillBytes || (!truncated && !this.options.keepFile)) this.discard();
     const text = decodeUtf8(truncated ? bytes.subarray(leadingContinuationBytes(bytes)) : bytes);
     if (writersAlive) this.timer = setInterval(() => this.holdAnswered(writersAlive), LEFTOVER_WATCH_MS).unref();
     else this.release();

@@ -18,6 +18,7 @@ import { Deadline } from './deadline.js';
 import { drainAfterExit } from './drain.js';
 import { groupAlive, terminateGroup } from './kill.js';
 import { checkWorkdir, spawned, spawnShell } from './spawn.js';
+import type { Spawner } from './spawner.js';
 
 /** Which stream a chunk of streamed output came from. */
 export type StreamName = 'stdout' | 'stderr';
@@ -30,6 +31,7 @@ export interface RunContext {
   /** Spill file path for a stream, should it outgrow memory. */
   spillPath: (stream: StreamName) => string;
   processes: ProcessRegistry;
+  spawner: Spawner;
   /** The caller's cancellation. */
   signal?: AbortSignal;
   stdin?: string;
@@ -61,7 +63,7 @@ export async function runForeground(spec: ExecSpec, ctx: RunContext): Promise<Sh
   const stderr = collector('stderr', config.maxOutputBytes);
 
   const { confinement } = ctx;
-  const child = spawnShell(spec, ctx.stdin, confinement?.argv, stdoutFile?.fd);
+  const child = spawnShell(ctx.spawner, spec, ctx.stdin, confinement?.argv, stdoutFile?.target);
   const failure = await spawned(child, confinement ? confinement.argv[0]! : spec.argv[0]!);
   if (failure) {
     stdoutFile?.abandon();

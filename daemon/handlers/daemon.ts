@@ -43,6 +43,7 @@ export const daemonHandlers = [
     })),
     jobs: jobCounts(daemon.jobs.list()),
     processes: daemon.processes.count,
+    spawns: { ...daemon.spawner.counts },
     spill: await spillUsage(daemon.paths.spill),
     config: daemon.config.get(),
   })),

@@ -40,6 +40,7 @@ export const jobHandlers = [
     const job = await startJob(spec, plan, params.sessionId, {
       table: daemon.jobs,
       processes: daemon.processes,
+      spawner: daemon.spawner,
       config,
       logDir: sessionSpillDir(daemon, params.sessionId),
       log: daemon.log,

@@ -78,6 +78,7 @@ export const shellHandlers = [
       sessionId: params.sessionId,
       spillPath: (stream) => join(sessionSpillDir(daemon, params.sessionId), `${runName}.${stream}`),
       processes: daemon.processes,
+      spawner: daemon.spawner,
       confinement,
       signal: controller.signal,
       stdin: params.stdin,

@@ -1,10 +1,13 @@
 /**
- * Where a job's output is read from: the live collectors of a running (or just settled) job, or
- * the log files of a job restored from the journal after a restart. Both answer the same
- * questions, so reads behave the same before and after a restart.
+ * Where a job's output is read from: while it runs, the log file its process writes stdout into
+ * and the collector its stderr pipe feeds; once settled, or restored from the journal after a
+ * restart, the log files (or, past the cap, the tail kept in memory). All answer the same
+ * questions through the same window, so reads behave the same before and after a settlement or a
+ * restart.
  */
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import type { OutputCollector } from '../../spill/collector.js';
+import type { FileCapture } from '../../spill/file-capture.js';
 import type { StreamSlice } from './stream-read.js';
 
 /** The two stream names of a job. */
@@ -20,7 +23,62 @@ export interface JobStream {
   sliceFrom(from: number): StreamSlice;
 }
 
-/** A live stream: the collector's in-memory window, its file written from byte 0. */
+/**
+ * The slice from `from` to `totalBytes` that a window of the last `windowBytes` still holds;
+ * `read` gives the bytes of a range, or undefined when they are gone.
+ */
+function windowSlice(
+  from: number,
+  totalBytes: number,
+  windowBytes: number,
+  read: (from: number, to: number) => Uint8Array | undefined,
+): StreamSlice {
+  const windowStart = Math.max(0, totalBytes - windowBytes);
+  const offset = Math.min(Math.max(from, windowStart), totalBytes);
+  const bytes = read(offset, totalBytes);
+  if (!bytes) return { bytes: new Uint8Array(0), offset: totalBytes, lossy: from < totalBytes };
+  return { bytes, offset, lossy: from < windowStart };
+}
+
+/**
+ * A running job's stdout, which its process writes straight into the log file: no byte passes
+ * through the daemon, and a read sees a line as soon as it is written.
+ */
+export class CapturedFileStream implements JobStream {
+  constructor(
+    private readonly capture: FileCapture,
+    private readonly windowBytes: number,
+  ) {}
+
+  get totalBytes(): number {
+    return this.capture.totalBytes;
+  }
+
+  get logPath(): string | undefined {
+    return this.capture.path;
+  }
+
+  sliceFrom(from: number): StreamSlice {
+    return windowSlice(from, this.totalBytes, this.windowBytes, (start, end) => this.capture.read(start, end));
+  }
+}
+
+/** A settled stream whose file passed the cap: only its last bytes, kept in memory, remain. */
+export class TailBytesStream implements JobStream {
+  readonly logPath = undefined;
+
+  constructor(
+    private readonly tail: Uint8Array,
+    readonly totalBytes: number,
+  ) {}
+
+  sliceFrom(from: number): StreamSlice {
+    const tailStart = this.totalBytes - this.tail.length;
+    return windowSlice(from, this.totalBytes, this.tail.length, (start) => this.tail.subarray(start - tailStart));
+  }
+}
+
+/** A live stream fed through a pipe: the collector's in-memory window, its file written from byte 0. */
 export class CollectedStream implements JobStream {
   constructor(readonly collector: OutputCollector) {}
 
@@ -53,11 +111,8 @@ export class LogFileStream implements JobStream {
   }
 
   sliceFrom(from: number): StreamSlice {
-    const windowStart = Math.max(0, this.totalBytes - this.windowBytes);
-    const offset = Math.min(Math.max(from, windowStart), this.totalBytes);
-    const bytes = this.path === undefined ? undefined : readRange(this.path, offset, this.totalBytes);
-    if (!bytes) return { bytes: new Uint8Array(0), offset: this.totalBytes, lossy: from < this.totalBytes };
-    return { bytes, offset, lossy: from < windowStart };
+    const { path } = this;
+    return windowSlice(from, this.totalBytes, this.windowBytes, (start, end) => (path === undefined ? undefined : readRange(path, start, end)));
   }
 }
 

@@ -1,20 +1,23 @@
 /**
  * Starting a background job: the same `bash -c` spawn as a foreground run, no timeout, both
- * streams logged from byte 0, and a watcher that settles the job when its process ends.
+ * streams logged from byte 0 (stdout written by the process straight into its log file, stderr
+ * through a pipe, as for a foreground run), and a watcher that settles the job when its process ends.
  */
 import { join } from 'node:path';
 import { once } from 'node:events';
 import type { Config } from '../../protocol/config.js';
 import type { ExecSpec } from '../../protocol/types.js';
 import { OutputCollector } from '../../spill/collector.js';
+import { FileCapture } from '../../spill/file-capture.js';
 import { drainAfterExit } from '../executor/drain.js';
 import { groupAlive, terminateGroup } from '../executor/kill.js';
 import { HAS_PROC, readProcStat } from '../executor/proc.js';
 import { checkWorkdir, spawned, spawnShell, type ShellProcess } from '../executor/spawn.js';
+import type { Spawner } from '../executor/spawner.js';
 import type { Logger } from '../logger.js';
 import type { ProcessRegistry, TrackedGroup } from '../process-registry.js';
 import { Job } from './job.js';
-import { CollectedStream, LogFileStream, type StreamName } from './job-streams.js';
+import { CapturedFileStream, CollectedStream, LogFileStream, TailBytesStream } from './job-streams.js';
 import type { JobTable } from './job-table.js';
 import type { JobLaunchPlan } from './launch-plan.js';
 import type { JobOutcome } from './settlement.js';
@@ -23,6 +26,7 @@ import type { JobOutcome } from './settlement.js';
 export interface StartJobContext {
   table: JobTable;
   processes: ProcessRegistry;
+  spawner: Spawner;
   /** The configuration as of this start. */
   config: Config;
   /** The owner session's log directory, `<stateDir>/spill/<sessionId>`. */
@@ -31,7 +35,11 @@ export interface StartJobContext {
   stdin?: string;
 }
 
-type Collectors = Record<StreamName, OutputCollector>;
+/** Where a running job's output goes. */
+interface Capture {
+  stdout: FileCapture;
+  stderr: OutputCollector;
+}
 
 /**
  * Creates the job and spawns its process. Resolves once the process runs (its pid is known) or
@@ -41,31 +49,27 @@ export async function startJob(spec: ExecSpec, plan: JobLaunchPlan, sessionId: s
   const { config, table } = ctx;
   const id = table.allocateId();
   const logPaths = { stdout: join(ctx.logDir, `${id}.stdout`), stderr: join(ctx.logDir, `${id}.stderr`) };
-  const collector = (stream: StreamName) =>
-    new OutputCollector({
-      maxBytes: config.maxOutputBytes,
-      maxSpillBytes: config.maxSpillBytes,
-      spillPath: logPaths[stream],
-      alwaysToFile: true,
-    });
-  const collectors: Collectors = { stdout: collector('stdout'), stderr: collector('stderr') };
+  const limits = { maxBytes: config.maxOutputBytes, maxSpillBytes: config.maxSpillBytes };
+  const capture: Capture = {
+    stdout: new FileCapture({ ...limits, path: logPaths.stdout, keepFile: true }),
+    stderr: new OutputCollector({ ...limits, spillPath: logPaths.stderr, alwaysToFile: true }),
+  };
   const job = new Job(
     { id, label: spec.command, ownerSession: sessionId, startedAt: new Date(), logPaths },
-    { stdout: new CollectedStream(collectors.stdout), stderr: new CollectedStream(collectors.stderr) },
+    { stdout: new CapturedFileStream(capture.stdout, config.maxOutputBytes), stderr: new CollectedStream(capture.stderr) },
   );
   job.sandbox = plan.sandbox;
   table.add(job);
 
   const failEarly = (outcome: JobOutcome) => {
-    collectors.stdout.finish();
-    collectors.stderr.finish();
+    finishCapture(job, capture, config.maxOutputBytes);
     job.settle(outcome);
     return job;
   };
   if (plan.refused !== undefined) return failEarly({ kind: 'runner-failed', reason: plan.refused });
   const missing = checkWorkdir(spec.workdir);
   if (missing) return failEarly({ kind: 'spawn-failed', reason: missing.message });
-  const child = spawnShell(spec, ctx.stdin, plan.argv);
+  const child = spawnShell(ctx.spawner, spec, ctx.stdin, plan.argv, capture.stdout.target);
   const failure = await spawned(child, plan.argv[0]!);
   if (failure) return failEarly({ kind: plan.runnerFailure ? 'runner-failed' : 'spawn-failed', reason: failure.message });
 
@@ -74,7 +78,7 @@ export async function startJob(spec: ExecSpec, plan: JobLaunchPlan, sessionId: s
   table.record(job);
   ctx.log.info({ jobId: id, sessionId, pid: job.pid }, 'job started');
   const group = ctx.processes.track({ pgid: job.pid, sessionId, kind: 'job' });
-  void watchJob(job, child, collectors, plan, group, ctx);
+  void watchJob(job, child, capture, plan, group, ctx);
   return job;
 }
 
@@ -82,7 +86,7 @@ export async function startJob(spec: ExecSpec, plan: JobLaunchPlan, sessionId: s
 async function watchJob(
   job: Job,
   child: ShellProcess,
-  collectors: Collectors,
+  capture: Capture,
   plan: JobLaunchPlan,
   group: TrackedGroup,
   ctx: StartJobContext,
@@ -99,9 +103,8 @@ async function watchJob(
   // A kill that came while the process was being spawned.
   if (job.killRequested) void job.killTree(ctx.config.graceMs);
 
-  child.stdout!.on('data', (chunk: Buffer) => collectors.stdout.write(chunk));
   child.stderr!.on('data', (chunk: Buffer) => {
-    collectors.stderr.write(chunk);
+    capture.stderr.write(chunk);
     plan.onStderr?.(chunk);
   });
   const [rawExitCode, rawSignal] = (await once(child, 'exit')) as [number | null, NodeJS.Signals | null];
@@ -110,15 +113,12 @@ async function watchJob(
 
   await drainAfterExit(child, ctx.config.graceMs, killRequested.then(() => killing));
   if (killing) await killing;
-  child.stdout!.destroy();
   child.stderr!.destroy();
-  if (!killing && groupAlive(pid)) group.kind = 'leftover';
+  const leftover = !killing && groupAlive(pid);
+  if (leftover) group.kind = 'leftover';
   else ctx.processes.untrack(group);
 
-  const stdoutBytes = collectors.stdout.totalBytes;
-  collectors.stdout.finish();
-  const stderr = collectors.stderr.finish();
-  readFromLogFiles(job, collectors, ctx.config.maxOutputBytes);
+  const { stdoutBytes, stderr } = finishCapture(job, capture, ctx.config.maxOutputBytes, leftover ? () => groupAlive(pid) : undefined);
   const runnerFailed = plan.runnerFailure?.({ exitCode, stdoutBytes, stderr: stderr.text, stderrTruncated: stderr.truncated });
   if (runnerFailed !== undefined) job.settle({ kind: 'runner-failed', reason: runnerFailed });
   else job.settle({ kind: 'exit', exitCode, signal, killRequested: job.killRequested });
@@ -126,11 +126,19 @@ async function watchJob(
 
 /**
  * A settled job's output no longer changes: reads go to its log files through a window of the same
- * size, and the memory goes with the process. A stream whose file passed the cap keeps its tail.
+ * size, and the memory and descriptors go with the process. A stream whose file passed the cap
+ * keeps its tail. A leftover descendant that may still write stdout (`writersAlive`) cannot grow
+ * the answered log.
  */
-function readFromLogFiles(job: Job, collectors: Collectors, windowBytes: number): void {
-  for (const stream of ['stdout', 'stderr'] as const) {
-    const { spillPath, totalBytes } = collectors[stream];
-    if (spillPath !== undefined) job.streams[stream] = new LogFileStream(spillPath, totalBytes, windowBytes);
-  }
+function finishCapture(job: Job, capture: Capture, windowBytes: number, writersAlive?: () => boolean) {
+  const stdout = capture.stdout.finish(writersAlive);
+  const stdoutBytes = capture.stdout.totalBytes;
+  job.streams.stdout =
+    stdout.spillPath === undefined
+      ? new TailBytesStream(capture.stdout.answeredTail!, stdoutBytes)
+      : new LogFileStream(stdout.spillPath, stdoutBytes, windowBytes);
+  const stderr = capture.stderr.finish();
+  const { spillPath, totalBytes } = capture.stderr;
+  if (spillPath !== undefined) job.streams.stderr = new LogFileStream(spillPath, totalBytes, windowBytes);
+  return { stdoutBytes, stderr };
 }

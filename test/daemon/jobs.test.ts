@@ -118,6 +118,35 @@ describe('background jobs', () => {
     expect(read.delta.endsWith('20000\n')).toBe(true);
   });
 
+  it('shows stdout in the log file and in reads as soon as the running process writes it', async () => {
+    const daemon = await startDaemon();
+    const client = await daemon.session('s1');
+    const { jobId } = await client.call(ShellStart, { sessionId: 's1', command: 'echo first; sleep 300' });
+    const log = join(daemon.stateDir, 'spill', 's1', `${jobId}.stdout`);
+    await waitFor(() => existsSync(log) && readFileSync(log, 'utf8') === 'first\n', 'the line in the log file');
+    const read = await client.call(JobRead, { sessionId: 's1', jobId });
+    expect(read.delta).toBe('first\n');
+    expect(read.job.status).toBe('running');
+    expect(read.job.stdoutBytes).toBe(6);
+    await client.call(JobKill, { sessionId: 's1', jobId });
+  });
+
+  it('keeps a settled job at its answered output while a leftover descendant writes on', async () => {
+    const daemon = await startDaemon({ config: { graceMs: 300 } });
+    const client = await daemon.session('s1');
+    const command = 'echo done; (sleep 1; echo late; echo $BASHPID > leftover.pid) &';
+    const { jobId } = await client.call(ShellStart, { sessionId: 's1', command, workdir: daemon.dir });
+    const job = await waitJob(client, 's1', jobId);
+    expect(job.stdoutBytes).toBe(5);
+    const pidFile = join(daemon.dir, 'leftover.pid');
+    await waitFor(() => existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim() !== '', 'the leftover to write');
+    expect(await waitPidsGone([Number(readFileSync(pidFile, 'utf8'))])).toEqual([]);
+    const log = join(daemon.stateDir, 'spill', 's1', `${jobId}.stdout`);
+    await waitFor(() => readFileSync(log, 'utf8') === 'done\n', 'the log to be cut back to the answered output');
+    const read = await client.call(JobRead, { sessionId: 's1', jobId });
+    expect(read.delta).toBe('done\n');
+  });
+
   it('kills the whole tree: status killed, detail names the signal, a second kill says false', async () => {
     const daemon = await startDaemon();
     const client = await daemon.session('s1');

@@ -1,0 +1,27 @@
+/**
+ * The one `child_process.spawn` call of the daemon's runs and jobs, made on the event loop or on a
+ * spawner thread alike (see spawner.ts).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import type { SpawnOrder } from './spawn-messages.js';
+
+/**
+ * Spawns an order's child. A spawn failure arrives as the child's 'error' event while its pid is
+ * undefined; any later 'error' (a failed kill) is swallowed rather than left unhandled.
+ */
+export function startChild(order: SpawnOrder): ChildProcess {
+  const child = spawn(order.file, order.args, {
+    cwd: order.cwd,
+    env: order.env,
+    stdio: [order.stdin === undefined ? 'ignore' : 'pipe', order.stdoutFd ?? 'pipe', 'pipe'],
+    detached: order.detached,
+    windowsHide: true,
+  });
+  child.on('error', () => {});
+  if (order.stdin !== undefined && child.stdin) {
+    // A command that exits without reading its input closes the pipe early: EPIPE is no error.
+    child.stdin.on('error', () => {});
+    child.stdin.end(order.stdin);
+  }
+  return child;
+}

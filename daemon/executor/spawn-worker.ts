@@ -1,0 +1,72 @@
+/**
+ * The spawner process: runs `child_process.spawn` for the daemon and relays each child's events and
+ * piped output back over its IPC channel. It is small, so its forks are cheap, and the daemon's
+ * own address space — large, and busy serving other clients — is never copied while it is busy
+ * (see spawner.ts).
+ *
+ * It outlives no daemon: when the channel closes (the daemon exited or was killed), every process
+ * group it started is killed and it exits, so nothing is left behind.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
+import { startChild } from './spawn-child.js';
+import type { FromSpawner, PipeName, SpawnOrder, ToSpawner } from './spawn-messages.js';
+
+const children = new Map<number, ChildProcess>();
+
+function post(message: FromSpawner): void {
+  process.send?.(message);
+}
+
+/** Relays one pipe of a child until it closes. */
+function relay(id: number, child: ChildProcess, stream: PipeName): void {
+  const pipe = child[stream];
+  if (!pipe) return;
+  pipe.on('data', (chunk: Buffer) => post({ t: 'data', id, stream, chunk }));
+  pipe.on('error', () => {});
+  pipe.on('close', () => post({ t: 'closed', id, stream }));
+}
+
+/** Spawns one order; stdout goes into the capture file the daemon created, opened here by path. */
+function start(id: number, order: SpawnOrder): void {
+  let stdoutFd: number | undefined;
+  try {
+    if (order.stdoutPath !== undefined) stdoutFd = openSync(order.stdoutPath, 'r+');
+  } catch (error) {
+    post({ t: 'error', id, message: `cannot open the capture file: ${(error as Error).message}` });
+    return;
+  }
+  const child = startChild({ ...order, stdoutFd });
+  // The child holds its own copy of the descriptor now.
+  if (stdoutFd !== undefined) closeSync(stdoutFd);
+  if (child.pid === undefined) {
+    child.once('error', (error) => post({ t: 'error', id, message: error.message }));
+    return;
+  }
+  children.set(id, child);
+  post({ t: 'spawned', id, pid: child.pid });
+  relay(id, child, 'stdout');
+  relay(id, child, 'stderr');
+  child.on('exit', (code, signal) => post({ t: 'exit', id, code, signal }));
+  child.on('close', () => children.delete(id));
+}
+
+process.on('message', (message: ToSpawner) => {
+  if (message.t === 'spawn') start(message.id, message.order);
+  else children.get(message.id)?.[message.stream]?.destroy();
+});
+
+// Signals meant for the daemon (a terminal's Ctrl-C reaches the whole group) are the daemon's to
+// act on: it kills the trees it owns and then closes the channel.
+process.on('SIGINT', () => {});
+process.on('SIGTERM', () => {});
+process.on('disconnect', () => {
+  for (const child of children.values()) {
+    try {
+      process.kill(-child.pid!, 'SIGKILL');
+    } catch {
+      // Already gone.
+    }
+  }
+  process.exit(0);
+});

@@ -1,0 +1,91 @@
+/**
+ * Where children are spawned (daemon/executor/spawner.ts): on the event loop while nothing else
+ * runs, in the spawner process while another child is alive — and runs behave the same either way.
+ */
+import { describe, expect, it } from 'vitest';
+import { DaemonStatus, JobKill, JobRead, ShellStart } from '../../protocol/methods.js';
+import { startDaemon, waitPidsGone, type TestDaemon } from '../helpers/daemon.js';
+import { waitJob } from '../helpers/jobs.js';
+import { pidsIn } from '../helpers/procs.js';
+
+/** The daemon's spawn counters. */
+async function spawns(daemon: TestDaemon): Promise<{ inline: number; spawner: number }> {
+  const client = await daemon.connect();
+  try {
+    return (await client.call(DaemonStatus, {})).spawns;
+  } finally {
+    client.close();
+  }
+}
+
+/** A daemon with a background job alive, so that every further spawn goes to the spawner process. */
+async function busyDaemon(config: Record<string, unknown> = {}) {
+  const daemon = await startDaemon({ config });
+  const client = await daemon.session('s1');
+  const { jobId } = await client.call(ShellStart, { sessionId: 's1', command: 'sleep 300' });
+  return { daemon, client, jobId };
+}
+
+describe('spawner', () => {
+  it('spawns on the event loop while nothing else runs', async () => {
+    const daemon = await startDaemon();
+    const client = await daemon.session('s1');
+    for (let i = 0; i < 3; i++) expect((await client.run({ sessionId: 's1', command: 'echo hi' })).stdout.text).toBe('hi\n');
+    expect(await spawns(daemon)).toEqual({ inline: 3, spawner: 0 });
+  });
+
+  it('spawns in the spawner process while another child is alive, with the same exit facts, streams and stdin', async () => {
+    const { daemon, client } = await busyDaemon();
+    const result = await client.run({ sessionId: 's1', command: 'cat; echo oops >&2; exit 3', stdin: 'fed\n' });
+    expect(result.stdout).toEqual({ text: 'fed\n', truncated: false });
+    expect(result.stderr.text).toBe('oops\n');
+    expect(result.exitCode).toBe(3);
+    expect(await spawns(daemon)).toEqual({ inline: 1, spawner: 1 });
+  });
+
+  it('streams output relayed by the spawner in chunks that concatenate to exactly the stdout', async () => {
+    const { daemon, client } = await busyDaemon();
+    let streamed = '';
+    const result = await client.run(
+      { sessionId: 's1', command: 'for i in $(seq 1 200); do echo "line $i"; done' },
+      { onOutput: (progress) => (streamed += progress.stream === 'stdout' ? progress.text : '') },
+    );
+    const expected = Array.from({ length: 200 }, (_, i) => `line ${i + 1}\n`).join('');
+    expect(result.stdout.text).toBe(expected);
+    expect(streamed).toBe(expected);
+    expect((await spawns(daemon)).spawner).toBe(1);
+  });
+
+  it('times out a run of the spawner process: the whole tree is killed and gone', async () => {
+    const { daemon, client } = await busyDaemon();
+    const result = await client.run({ sessionId: 's1', command: 'echo $$; sleep 30 & echo $!; wait', timeoutMs: 300 });
+    expect(result.timedOut).toBe(true);
+    expect(result.signal).toBe('SIGTERM');
+    const pids = pidsIn(result.stdout.text);
+    expect(pids).toHaveLength(2);
+    expect(await waitPidsGone(pids)).toEqual([]);
+    expect((await spawns(daemon)).spawner).toBe(1);
+  });
+
+  it('settles a run of the spawner process about graceMs after bash exits when a descendant holds the pipes', async () => {
+    const { client } = await busyDaemon({ graceMs: 500 });
+    const result = await client.run({ sessionId: 's1', command: 'sleep 100 >&2 & echo hi' });
+    expect(result.stdout.text).toBe('hi\n');
+    expect(result.exitCode).toBe(0);
+    expect(result.durationMs).toBeGreaterThanOrEqual(450);
+    expect(result.durationMs).toBeLessThan(10_000);
+  });
+
+  it('runs and kills background jobs of the spawner process, their output read back whole', async () => {
+    const { daemon, client, jobId: first } = await busyDaemon();
+    const { jobId } = await client.call(ShellStart, { sessionId: 's1', command: 'seq 1 1000; echo err >&2' });
+    const job = await waitJob(client, 's1', jobId);
+    expect(job.exitCode).toBe(0);
+    const read = await client.call(JobRead, { sessionId: 's1', jobId });
+    const seq = Array.from({ length: 1000 }, (_, i) => `${i + 1}\n`).join('');
+    expect(read.delta).toBe(`${seq}[stderr]\nerr\n`);
+    expect(await client.call(JobKill, { sessionId: 's1', jobId: first })).toMatchObject({ killed: true });
+    expect((await waitJob(client, 's1', first)).status).toBe('killed');
+    expect(await spawns(daemon)).toEqual({ inline: 1, spawner: 1 });
+  });
+});
