@@ -5,14 +5,9 @@
 import { readFileSync } from 'node:fs';
 import { connect as netConnect, type Socket } from 'node:net';
 import { join } from 'node:path';
-import {
-  CancellationTokenSource,
-  ErrorCodes as RpcErrorCodes,
-  ResponseError,
-  type Disposable,
-  type MessageConnection,
-} from 'vscode-jsonrpc/node.js';
+import type { Disposable, MessageConnection } from 'vscode-jsonrpc/node.js';
 import { errorNameOf, type ErrorName } from '../protocol/errors.js';
+import { CancellationTokenSource, ErrorCodes as RpcErrorCodes, ResponseError } from '../protocol/jsonrpc.js';
 import {
   Initialize,
   JobExited,

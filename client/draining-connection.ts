@@ -6,17 +6,9 @@
  * drop it, and never disposing would leave the caller waiting forever.
  */
 import type { Socket } from 'node:net';
-import {
-  AbstractMessageWriter,
-  createMessageConnection,
-  SocketMessageReader,
-  type DataCallback,
-  type Disposable,
-  type Message,
-  type MessageConnection,
-  type MessageWriter,
-} from 'vscode-jsonrpc/node.js';
+import type { DataCallback, Disposable, Message, MessageConnection, MessageWriter } from 'vscode-jsonrpc/node.js';
 import { frameMessage } from '../protocol/framing.js';
+import { AbstractMessageWriter, createMessageConnection, SocketMessageReader } from '../protocol/jsonrpc.js';
 
 /** Counts the messages it delivers to the connection's queue. */
 class CountingReader extends SocketMessageReader {
@@ -60,7 +52,7 @@ export function createDrainingConnection(socket: Socket): MessageConnection {
   const disposeIfDrained = () => {
     if (closed && handled >= reader.received) rpc.dispose();
   };
-  const rpc = createMessageConnection(reader, new FramedSocketWriter(socket), undefined, {
+  const rpc = createMessageConnection(reader, new FramedSocketWriter(socket), {
     messageStrategy: {
       handleMessage(message, next) {
         try {

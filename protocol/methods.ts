@@ -6,7 +6,6 @@
  * A declaration holds a builder for its schema and builds it on the first read of `params`: only
  * the daemon validates params, so a client importing this module never loads zod (see `zod.ts`).
  */
-import { NotificationType, ProgressType, RequestType } from 'vscode-jsonrpc';
 import type { z } from 'zod';
 import { configPatchSchema, type Config } from './config.js';
 import type { ErrorData } from './errors.js';
@@ -19,6 +18,7 @@ import {
   positiveNumber,
   sessionIdSchema,
 } from './fields.js';
+import { NotificationType, ProgressType, RequestType } from './jsonrpc.js';
 import { sandboxPolicySchema } from './sandbox.js';
 import type {
   DaemonStatusResult,

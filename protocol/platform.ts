@@ -3,7 +3,7 @@
  * a command, which tool the model gets, and how process trees are killed. Nothing else branches on
  * `process.platform`; tests inject the platform and the host instead of depending on the machine.
  */
-import { createHash } from 'node:crypto';
+import { createRequire } from 'node:module';
 import { homedir, tmpdir, userInfo } from 'node:os';
 import { posix as posixPath, win32 as win32Path } from 'node:path';
 
@@ -58,6 +58,8 @@ export const CURRENT_HOST: HostFacts = {
 /** The pipe-name suffix of a non-default state dir: 8 hex digits of its normalised path. */
 export function pipeSuffix(stateDir: string): string {
   const normalised = win32Path.resolve(stateDir).toLowerCase();
+  // Required here, not imported: only Windows names pipes, and loading crypto costs every client start.
+  const { createHash } = createRequire(import.meta.url)('node:crypto') as typeof import('node:crypto');
   return createHash('sha256').update(normalised).digest('hex').slice(0, 8);
 }
 

@@ -1,7 +1,8 @@
 /**
  * What `execd run` loads against a running daemon (SPEC §8, B5: its start-up is most of a short
  * run): its own subcommand and the client library — not zod, not the daemon's modules, not the
- * other subcommands, not the code that starts a daemon.
+ * other subcommands, not the code that starts a daemon — and vscode-jsonrpc through `require`,
+ * without its node entry (see protocol/jsonrpc.ts).
  */
 import { describe, expect, it } from 'vitest';
 import { CLI } from '../helpers/daemon.js';
@@ -25,6 +26,9 @@ describe('execd run start-up', { timeout: 120_000 }, () => {
     expect(loaded.filter((url) => url.startsWith(`${DIST_URL}/daemon/`))).toEqual([]);
     const unneeded = [...OTHER_SUBCOMMANDS, 'ensure-daemon', 'detach'].map((name) => `${DIST_URL}/client/cli/${name}.js`);
     expect(loaded.filter((url) => unneeded.includes(url))).toEqual([]);
+    expect(traced.cjs).toContainEqual(expect.stringMatching(/\/node_modules\/vscode-jsonrpc\/lib\/common\/connection\.js$/));
+    expect(traced.esm.filter((url) => url.includes('/node_modules/vscode-jsonrpc/'))).toEqual([]);
+    expect(traced.cjs.filter((url) => url.endsWith('/node_modules/vscode-jsonrpc/lib/node/main.js'))).toEqual([]);
     expect(world.daemonPids()).toHaveLength(1);
   });
 });
