@@ -166,7 +166,9 @@ export class Spawner {
         break;
       case 'exit':
         child.exited = true;
-        child.emit('exit', message.code, message.signal);
+        // One read of the channel can carry 'spawned' and 'exit' together: as with a ChildProcess,
+        // 'exit' comes a turn later, once whoever awaited the spawn is listening.
+        setImmediate(() => child.emit('exit', message.code, message.signal));
         this.forgetIfDone(message.id);
         break;
     }

@@ -43,6 +43,15 @@ describe('spawner', () => {
     expect(await spawns(daemon)).toEqual({ inline: 1, spawner: 1 });
   });
 
+  it('answers many fast concurrent runs of the spawner process, each with its own output', async () => {
+    const { daemon, client } = await busyDaemon();
+    const results = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => client.run({ sessionId: 's1', command: `echo run-${i}` })),
+    );
+    expect(results.map((result) => result.stdout.text)).toEqual(Array.from({ length: 40 }, (_, i) => `run-${i}\n`));
+    expect((await spawns(daemon)).spawner).toBeGreaterThan(0);
+  });
+
   it('streams output relayed by the spawner in chunks that concatenate to exactly the stdout', async () => {
     const { daemon, client } = await busyDaemon();
     let streamed = '';

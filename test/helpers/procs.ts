@@ -53,6 +53,25 @@ export function childrenOf(pid: number): ProcStat[] {
   return allProcStats().filter((stat) => stat.ppid === pid);
 }
 
+/** True for the daemon's spawner process (daemon/executor/spawn-worker.js). */
+function isSpawnerProcess(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('spawn-worker.js');
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The processes a daemon started for runs and jobs that are still there (zombies included): its
+ * own children and its spawner process's children — not the spawner process itself.
+ */
+export function commandChildrenOf(daemonPid: number): ProcStat[] {
+  const direct = childrenOf(daemonPid);
+  const spawners = direct.filter((stat) => isSpawnerProcess(stat.pid));
+  return [...direct.filter((stat) => !spawners.includes(stat)), ...spawners.flatMap((stat) => childrenOf(stat.pid))];
+}
+
 /** Processes (zombies included) whose process group is one of `pgids`. */
 export function membersOfGroups(pgids: Iterable<number>): ProcStat[] {
   const wanted = new Set(pgids);

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { startDaemon } from '../helpers/daemon.js';
-import { childrenOf, membersOfGroups, openFdCount } from '../helpers/procs.js';
+import { commandChildrenOf, membersOfGroups, openFdCount } from '../helpers/procs.js';
 import { waitFor } from '../helpers/wait.js';
 
 const RUNS = 200;
@@ -18,7 +18,7 @@ describe('leaks', () => {
     const client = await daemon.session('s1');
     // One run first, so that lazily opened descriptors (spill dir, log) are part of the baseline.
     await client.run({ sessionId: 's1', command: 'yes', timeoutMs: 100 });
-    await waitFor(() => childrenOf(daemon.pid).length === 0, 'the warm-up run to be reaped');
+    await waitFor(() => commandChildrenOf(daemon.pid).length === 0, 'the warm-up run to be reaped');
     const fdsBefore = openFdCount(daemon.pid);
 
     const pids: number[] = [];
@@ -35,8 +35,8 @@ describe('leaks', () => {
     expect(pids).toHaveLength(RUNS);
     expect(timedOut).toBe(RUNS);
 
-    await waitFor(() => childrenOf(daemon.pid).length === 0, 'no child of the daemon, zombie or not', { timeoutMs: 10_000 }).catch(() => undefined);
-    const children = childrenOf(daemon.pid);
+    await waitFor(() => commandChildrenOf(daemon.pid).length === 0, 'no child of the daemon, zombie or not', { timeoutMs: 10_000 }).catch(() => undefined);
+    const children = commandChildrenOf(daemon.pid);
     const leftovers = membersOfGroups(pids);
     expect(children).toEqual([]);
     expect(leftovers).toEqual([]);
