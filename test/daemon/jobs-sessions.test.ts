@@ -11,7 +11,7 @@ import type { JobExitedParams, JobSnapshot } from '../../protocol/types.js';
 import { startDaemon, waitPidsGone } from '../helpers/daemon.js';
 import { alivePids, pidsIn } from '../helpers/procs.js';
 import { waitFor } from '../helpers/wait.js';
-import { waitSessionUnheld } from '../helpers/jobs.js';
+import { waitJob, waitSessionUnheld } from '../helpers/jobs.js';
 
 /** A command that prints `first`, then each later line once its flag file appears. */
 function gated(dir: string, ...flags: string[]): string {
@@ -101,6 +101,7 @@ describe('background jobs and sessions', () => {
     const command = 'echo $$; sleep 300 & echo $!; wait';
     const ids = await Promise.all([1, 2, 3].map(async () => (await client.call(ShellStart, { sessionId: 's1', command })).jobId));
     const { jobId: done } = await client.call(ShellStart, { sessionId: 's1', command: 'echo settled' });
+    await waitJob(client, 's1', done);
     const pids = (
       await Promise.all(
         ids.map((jobId) =>
