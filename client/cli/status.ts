@@ -30,6 +30,7 @@ export function formatStatus(status: DaemonStatusResult, endpoint: Endpoint): st
       ['state dir', endpoint.stateDir],
       ['jobs', `${status.jobs.running} running, ${status.jobs.settled} settled`],
       ['processes', String(status.processes)],
+      ['spawns', `${status.spawns.inline} in the daemon, ${status.spawns.spawner} by its spawner process`],
       ['spill', `${status.spill.files} files, ${formatBytes(status.spill.bytes)}`],
       ['sandbox', status.config.defaultSandboxMode],
     ],

@@ -14,6 +14,7 @@ describe('execd status', { timeout: 180_000 }, () => {
     expect(table.code).toBe(0);
     expect(table.stdout).toMatch(new RegExp(`^pid +${pid}$`, 'm'));
     expect(table.stdout).toMatch(new RegExp(`^socket +${world.socketPath}$`, 'm'));
+    expect(table.stdout).toMatch(/^spawns +1 in the daemon, 0 by its spawner process$/m);
     expect(table.stdout).toMatch(/^SESSION +CONNECTIONS +RUNNING JOBS +CWD$/m);
     expect(table.stdout).toMatch(new RegExp(`^cli +0 +0 +${world.dir}$`, 'm'));
     const json = JSON.parse((await world.run(['status', '--json'])).stdout) as DaemonStatusResult;
