@@ -12,6 +12,9 @@ import { SessionOpen } from '../../protocol/methods.js';
 import { waitFor } from './wait.js';
 import { pidAlive } from './procs.js';
 
+/** How long a finished test's daemon gets to shut down gracefully before it is killed. */
+const STOP_TIMEOUT_MS = 30_000;
+
 /** The built CLI entry. */
 export const CLI = join(import.meta.dirname, '..', '..', 'dist', 'client', 'cli', 'main.js');
 
@@ -98,7 +101,12 @@ export async function startDaemon(options: TestDaemonOptions = {}): Promise<Test
 
   onTestFinished(async () => {
     for (const client of clients) client.close();
-    await daemon.stop();
+    // A daemon whose graceful shutdown hangs fails its own test; it must not outlive it.
+    let timer: NodeJS.Timeout | undefined;
+    const stuck = new Promise<false>((resolve) => (timer = setTimeout(resolve, STOP_TIMEOUT_MS, false)));
+    const stopped = await Promise.race([daemon.stop().then(() => true), stuck]);
+    clearTimeout(timer);
+    if (!stopped) await daemon.crash();
     rmSync(dir, { recursive: true, force: true });
   });
 
