@@ -1,6 +1,6 @@
 /**
- * The one `child_process.spawn` call of the daemon's runs and jobs, made on the event loop or on a
- * spawner thread alike (see spawner.ts).
+ * The one `child_process.spawn` call of the daemon's runs and jobs, made in the daemon or in a
+ * spawner process alike (see spawner.ts).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { SpawnOrder } from './spawn-messages.js';
