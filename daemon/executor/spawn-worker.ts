@@ -9,6 +9,7 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
+import { signalGroup } from './kill.js';
 import { startChild } from './spawn-child.js';
 import type { FromSpawner, PipeName, SpawnOrder, ToSpawner } from './spawn-messages.js';
 
@@ -61,12 +62,6 @@ process.on('message', (message: ToSpawner) => {
 process.on('SIGINT', () => {});
 process.on('SIGTERM', () => {});
 process.on('disconnect', () => {
-  for (const child of children.values()) {
-    try {
-      process.kill(-child.pid!, 'SIGKILL');
-    } catch {
-      // Already gone.
-    }
-  }
+  for (const child of children.values()) signalGroup(child.pid!, 'SIGKILL');
   process.exit(0);
 });

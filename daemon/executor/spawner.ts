@@ -33,7 +33,7 @@ export interface ShellChild extends EventEmitter {
 export class SpawnedChild extends EventEmitter {
   /** Set once spawned ('spawn' is emitted then); stays undefined when the spawn failed ('error'). */
   pid: number | undefined;
-  /** The piped stdout, or null when the child writes it into a descriptor of the daemon's. */
+  /** The piped stdout, or null when the child writes it into its capture file. */
   readonly stdout: Readable | null;
   readonly stderr: Readable;
   exited = false;
