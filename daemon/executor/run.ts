@@ -54,19 +54,23 @@ export async function runForeground(spec: ExecSpec, ctx: RunContext): Promise<Sh
       spillPath: ctx.spillPath(stream),
       onText: ctx.onOutput && ((text) => ctx.onOutput!(stream, text)),
     });
-  // Unless it is streamed, stdout goes straight from the child into its capture file: no byte
-  // passes through the daemon, so capture runs at the speed of a shell redirect.
-  const stdoutFile = ctx.onOutput
-    ? undefined
-    : new FileCapture({ maxBytes: spec.stdoutMaxBytes, maxSpillBytes: config.maxSpillBytes, path: ctx.spillPath('stdout') });
-  const stdout = stdoutFile ?? collector('stdout', spec.stdoutMaxBytes);
-  const stderr = collector('stderr', config.maxOutputBytes);
-
+  const fileCapture = (stream: StreamName, maxBytes: number) =>
+    new FileCapture({ maxBytes, maxSpillBytes: config.maxSpillBytes, path: ctx.spillPath(stream) });
   const { confinement } = ctx;
-  const child = spawnShell(ctx.spawner, spec, ctx.stdin, confinement?.argv, stdoutFile?.target);
+  // A stream goes straight from the child into its capture file unless it is streamed (or, for
+  // stderr, scanned for sandbox denials): no byte passes through the daemon, capture runs at the
+  // speed of a shell redirect, and a run without pipes costs no pipe handling at all.
+  const stdout = ctx.onOutput ? collector('stdout', spec.stdoutMaxBytes) : fileCapture('stdout', spec.stdoutMaxBytes);
+  const stderr = ctx.onOutput || confinement ? collector('stderr', config.maxOutputBytes) : fileCapture('stderr', config.maxOutputBytes);
+  const files = {
+    ...(stdout instanceof FileCapture && { stdout: stdout.target }),
+    ...(stderr instanceof FileCapture && { stderr: stderr.target }),
+  };
+
+  const child = spawnShell(ctx.spawner, spec, ctx.stdin, confinement?.argv, files);
   const failure = await spawned(child, confinement ? confinement.argv[0]! : spec.argv[0]!);
   if (failure) {
-    stdoutFile?.abandon();
+    for (const capture of [stdout, stderr]) if (capture instanceof FileCapture) capture.abandon();
     return confinement ? sandboxUnavailable(confinement.mode, failure.message) : failure;
   }
   const pid = child.pid!;
@@ -74,31 +78,34 @@ export async function runForeground(spec: ExecSpec, ctx: RunContext): Promise<Sh
 
   if (stdout instanceof OutputCollector) child.stdout!.on('data', (chunk: Buffer) => stdout.write(chunk));
   const denials = confinement && new DenialScanner();
-  child.stderr!.on('data', (chunk: Buffer) => {
-    stderr.write(chunk);
-    denials?.write(chunk);
-  });
+  if (stderr instanceof OutputCollector) {
+    child.stderr!.on('data', (chunk: Buffer) => {
+      stderr.write(chunk);
+      denials?.write(chunk);
+    });
+  }
   const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
 
   const deadline = new Deadline(spec.timeoutMs, ctx.signal);
   const killed = deadline.fired.then(() => terminateGroup(pid, config.graceMs, confinement?.terminate));
 
   const [rawExitCode, rawSignal] = await exited;
-  await drainAfterExit(child, config.graceMs, deadline.fired.then(() => killed));
+  await drainAfterExit(child, pid, config.graceMs, deadline.fired.then(() => killed));
   if (deadline.reason) await killed;
   deadline.dispose();
   const exit = { exitCode: rawExitCode, signal: rawSignal as string | null };
   const { exitCode, signal } = confinement ? confinedExit(exit, deadline.reason !== undefined) : exit;
 
   child.stdout?.destroy();
-  child.stderr!.destroy();
+  child.stderr?.destroy();
   const leftover = !deadline.reason && groupAlive(pid);
   if (leftover) group.kind = 'leftover';
   else ctx.processes.untrack(group);
 
-  // A leftover may still hold the capture file: it is held at the answered size while it lives.
-  const stdoutResult = stdout.finish(leftover ? () => groupAlive(pid) : undefined);
-  const stderrResult = stderr.finish();
+  // A leftover may still hold a capture file: it is held at the answered size while it lives.
+  const writersAlive = leftover ? () => groupAlive(pid) : undefined;
+  const stdoutResult = stdout.finish(writersAlive);
+  const stderrResult = stderr.finish(writersAlive);
   if (confinement) {
     const reason = runnerFailure({
       exitCode,

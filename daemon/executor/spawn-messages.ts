@@ -11,15 +11,19 @@ export interface SpawnOrder {
   env: Record<string, string>;
   /** Written to the child's stdin, which is then closed; `/dev/null` when absent. */
   stdin?: string;
-  /** A descriptor the child writes stdout into (spawning in the daemon itself). */
-  stdoutFd?: number;
-  /** The capture file the child writes stdout into (spawning in the spawner process). */
-  stdoutPath?: string;
+  /** Capture files the child writes a stream into; a pipe relayed back for a stream without one. */
+  files: Partial<Record<PipeName, CaptureTarget>>;
   detached: boolean;
 }
 
 /** Which piped stream a message is about. */
 export type PipeName = 'stdout' | 'stderr';
+
+/** A capture file: open in the daemon as `fd` (a spawner process opens it again by `path`). */
+export interface CaptureTarget {
+  fd: number;
+  path: string;
+}
 
 /** Daemon → spawner. */
 export type ToSpawner =

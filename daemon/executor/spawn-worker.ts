@@ -28,18 +28,38 @@ function relay(id: number, child: ChildProcess, stream: PipeName): void {
   pipe.on('close', () => post({ t: 'closed', id, stream }));
 }
 
-/** Spawns one order; stdout goes into the capture file the daemon created, opened here by path. */
-function start(id: number, order: SpawnOrder): void {
-  let stdoutFd: number | undefined;
+/**
+ * The order's capture files opened here by path (the daemon's descriptors mean nothing in this
+ * process); undefined, with nothing left open, when one cannot be opened.
+ */
+function openFiles(files: SpawnOrder['files']): SpawnOrder['files'] | undefined {
+  const opened: SpawnOrder['files'] = {};
   try {
-    if (order.stdoutPath !== undefined) stdoutFd = openSync(order.stdoutPath, 'r+');
-  } catch (error) {
-    post({ t: 'error', id, message: `cannot open the capture file: ${(error as Error).message}` });
+    for (const stream of ['stdout', 'stderr'] as const) {
+      const target = files[stream];
+      if (target) opened[stream] = { path: target.path, fd: openSync(target.path, 'r+') };
+    }
+    return opened;
+  } catch {
+    closeFiles(opened);
+    return undefined;
+  }
+}
+
+function closeFiles(files: SpawnOrder['files']): void {
+  for (const target of Object.values(files)) closeSync(target.fd);
+}
+
+/** Spawns one order; its streams go into the capture files the daemon created, or pipes. */
+function start(id: number, order: SpawnOrder): void {
+  const files = openFiles(order.files);
+  if (!files) {
+    post({ t: 'error', id, message: 'cannot open the capture files' });
     return;
   }
-  const child = startChild({ ...order, stdoutFd });
-  // The child holds its own copy of the descriptor now.
-  if (stdoutFd !== undefined) closeSync(stdoutFd);
+  const child = startChild({ ...order, files });
+  // The child holds its own copies of the descriptors now.
+  closeFiles(files);
   if (child.pid === undefined) {
     child.once('error', (error) => post({ t: 'error', id, message: error.message }));
     return;

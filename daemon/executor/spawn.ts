@@ -11,6 +11,7 @@ import { statSync } from 'node:fs';
 import { ExecdError } from '../../protocol/errors.js';
 import { PLATFORM } from '../../protocol/platform.js';
 import type { ExecSpec } from '../../protocol/types.js';
+import type { SpawnOrder } from './spawn-messages.js';
 import type { ShellChild, Spawner } from './spawner.js';
 
 /** A spawned shell process; stderr is always a pipe, stdout a pipe unless it goes to a file. */
@@ -30,15 +31,15 @@ export function checkWorkdir(workdir: string): ExecdError | undefined {
 
 /**
  * Starts `spec.argv` (or `argv`, when a sandbox runner wraps it) through the spawner. stdin is
- * `/dev/null` unless a string is given, which is written and closed. stdout is a pipe, or the
- * capture file `stdoutFile` (open in the daemon as `fd`) that the child writes straight into.
+ * `/dev/null` unless a string is given, which is written and closed. stdout and stderr are pipes,
+ * or the capture files in `files` that the child writes straight into.
  */
 export function spawnShell(
   spawner: Spawner,
   spec: ExecSpec,
   stdin: string | undefined,
   argv: string[] = spec.argv,
-  stdoutFile?: { fd: number; path: string },
+  files: SpawnOrder['files'] = {},
 ): ShellProcess {
   const [file, ...args] = argv;
   return spawner.spawn({
@@ -47,7 +48,7 @@ export function spawnShell(
     cwd: spec.workdir,
     env: spec.env,
     ...(stdin === undefined ? {} : { stdin }),
-    ...(stdoutFile === undefined ? {} : { stdoutFd: stdoutFile.fd, stdoutPath: stdoutFile.path }),
+    files,
     // POSIX: its own process group, so one signal reaches the whole tree (see platform.ts).
     detached: PLATFORM.spawnDetached,
   });

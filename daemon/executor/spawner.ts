@@ -33,12 +33,12 @@ export interface ShellChild extends EventEmitter {
 export class SpawnedChild extends EventEmitter {
   /** Set once spawned ('spawn' is emitted then); stays undefined when the spawn failed ('error'). */
   pid: number | undefined;
-  /** The piped stdout, or null when the child writes it into its capture file. */
+  /** The piped streams; null for one the child writes into its capture file. */
   readonly stdout: Readable | null;
-  readonly stderr: Readable;
+  readonly stderr: Readable | null;
   exited = false;
 
-  constructor(pipedStdout: boolean, destroyPipe: (stream: PipeName) => void) {
+  constructor(files: SpawnOrder['files'], destroyPipe: (stream: PipeName) => void) {
     super();
     const pipe = (name: PipeName) => {
       const stream: Readable = new Readable({
@@ -51,8 +51,8 @@ export class SpawnedChild extends EventEmitter {
       });
       return stream;
     };
-    this.stdout = pipedStdout ? pipe('stdout') : null;
-    this.stderr = pipe('stderr');
+    this.stdout = files.stdout ? null : pipe('stdout');
+    this.stderr = files.stderr ? null : pipe('stderr');
   }
 
   /** The piped stream of that name. */
@@ -124,14 +124,12 @@ export class Spawner {
   private spawnRemote(order: SpawnOrder): SpawnedChild {
     const spawner = this.leastBusy();
     const id = this.nextId++;
-    const child = new SpawnedChild(order.stdoutPath === undefined, (stream) => {
+    const child = new SpawnedChild(order.files, (stream) => {
       if (this.children.has(id)) send(spawner, { t: 'destroy', id, stream });
     });
-    this.children.set(id, { child, spawner, openPipes: child.stdout ? 2 : 1 });
+    this.children.set(id, { child, spawner, openPipes: Number(child.stdout !== null) + Number(child.stderr !== null) });
     spawner.pending += 1;
-    // The daemon's descriptor means nothing in another process: the spawner opens the path.
-    const { stdoutFd: _daemonFd, ...portable } = order;
-    send(spawner, { t: 'spawn', id, order: portable });
+    send(spawner, { t: 'spawn', id, order });
     return child;
   }
 

@@ -69,7 +69,7 @@ export async function startJob(spec: ExecSpec, plan: JobLaunchPlan, sessionId: s
   if (plan.refused !== undefined) return failEarly({ kind: 'runner-failed', reason: plan.refused });
   const missing = checkWorkdir(spec.workdir);
   if (missing) return failEarly({ kind: 'spawn-failed', reason: missing.message });
-  const child = spawnShell(ctx.spawner, spec, ctx.stdin, plan.argv, capture.stdout.target);
+  const child = spawnShell(ctx.spawner, spec, ctx.stdin, plan.argv, { stdout: capture.stdout.target });
   const failure = await spawned(child, plan.argv[0]!);
   if (failure) return failEarly({ kind: plan.runnerFailure ? 'runner-failed' : 'spawn-failed', reason: failure.message });
 
@@ -111,7 +111,7 @@ async function watchJob(
   const exit = { exitCode: rawExitCode, signal: rawSignal as string | null };
   const { exitCode, signal } = plan.exitFacts ? plan.exitFacts(exit, killing !== undefined) : exit;
 
-  await drainAfterExit(child, ctx.config.graceMs, killRequested.then(() => killing));
+  await drainAfterExit(child, pid, ctx.config.graceMs, killRequested.then(() => killing));
   if (killing) await killing;
   child.stderr!.destroy();
   const leftover = !killing && groupAlive(pid);

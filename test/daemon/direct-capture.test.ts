@@ -1,4 +1,4 @@
-/** stdout written straight into its capture file by the child, through a real daemon (SPEC §1.5). */
+/** stdout and stderr written straight into their capture files by the child, through a real daemon (SPEC §1.5). */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -7,7 +7,7 @@ import { waitFor } from '../helpers/wait.js';
 
 const seq = (n: number) => Array.from({ length: n }, (_, i) => `${i + 1}\n`).join('');
 
-describe('direct stdout capture', () => {
+describe('direct capture', () => {
   it('keeps the exact tail of a stream far past maxSpillBytes and leaves no file', async () => {
     const daemon = await startDaemon({ config: { maxOutputBytes: 1000, maxSpillBytes: 1_000_000 } });
     const client = await daemon.session('s1');
@@ -19,6 +19,27 @@ describe('direct stdout capture', () => {
     expect(result.stdout.text).toBe(lastLines.slice(-1000));
     const dir = join(daemon.stateDir, 'spill', 's1');
     expect(existsSync(dir) ? readdirSync(dir) : []).toEqual([]);
+  });
+
+  it('gives a plain run its capture files as stdout and stderr, and a streamed run pipes', async () => {
+    const daemon = await startDaemon();
+    const client = await daemon.session('s1');
+    const fds = 'readlink /proc/self/fd/1 /proc/self/fd/2';
+    const plain = await client.run({ sessionId: 's1', command: fds });
+    const [out, err] = plain.stdout.text.trim().split('\n');
+    expect(out).toMatch(/\/spill\/s1\/run-.*\.stdout$/);
+    expect(err).toMatch(/\/spill\/s1\/run-.*\.stderr$/);
+    const streamed = await client.run({ sessionId: 's1', command: fds }, { onOutput: () => {} });
+    expect(streamed.stdout.text).toMatch(/^(pipe|socket):\[\d+\]\n(pipe|socket):\[\d+\]\n$/);
+  });
+
+  it('keeps a long stderr complete from byte 0 in its spill file, and the tail in the result', async () => {
+    const daemon = await startDaemon({ config: { maxOutputBytes: 1000 } });
+    const client = await daemon.session('s1');
+    const result = await client.run({ sessionId: 's1', command: 'seq 1 5000 >&2' });
+    expect(result.stderr.truncated).toBe(true);
+    expect(result.stderr.text).toBe(seq(5000).slice(-1000));
+    expect(readFileSync(result.stderr.spillPath!, 'utf8')).toBe(seq(5000));
   });
 
   it('leaves no file behind for output that fits in memory', async () => {
