@@ -48,6 +48,18 @@ function punchFront(fd: number, length: number): Promise<boolean> {
   });
 }
 
+/** Bytes `[from, to)` of an open file; fewer when the file ends sooner. */
+export function readAt(fd: number, from: number, to: number): Buffer {
+  const buffer = Buffer.allocUnsafe(Math.max(0, to - from));
+  let got = 0;
+  while (got < buffer.length) {
+    const n = readSync(fd, buffer, got, buffer.length - got, from + got);
+    if (n === 0) break;
+    got += n;
+  }
+  return buffer.subarray(0, got);
+}
+
 /** One stream captured in a file the child writes directly. */
 export class FileCapture {
   /** The descriptor to give the child as its stream. */
@@ -97,14 +109,7 @@ export class FileCapture {
    * deleted for passing the cap, the tail it keeps is readable); fewer when the file is shorter.
    */
   read(from: number, to: number): Buffer {
-    const buffer = Buffer.allocUnsafe(Math.max(0, to - from));
-    let got = 0;
-    while (got < buffer.length) {
-      const n = readSync(this.fd, buffer, got, buffer.length - got, from + got);
-      if (n === 0) break;
-      got += n;
-    }
-    return buffer.subarray(0, got);
+    return readAt(this.fd, from, to);
   }
 
   /**

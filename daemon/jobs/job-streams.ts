@@ -5,9 +5,9 @@
  * questions through the same window, so reads behave the same before and after a settlement or a
  * restart.
  */
-import { closeSync, openSync, readSync, statSync } from 'node:fs';
+import { closeSync, openSync, statSync } from 'node:fs';
 import type { OutputCollector } from '../../spill/collector.js';
-import type { FileCapture } from '../../spill/file-capture.js';
+import { readAt, type FileCapture } from '../../spill/file-capture.js';
 import type { StreamSlice } from './stream-read.js';
 
 /** The two stream names of a job. */
@@ -134,14 +134,8 @@ function readRange(path: string, from: number, to: number): Uint8Array | undefin
     return undefined;
   }
   try {
-    const buffer = Buffer.alloc(to - from);
-    let done = 0;
-    while (done < buffer.length) {
-      const n = readSync(fd, buffer, done, buffer.length - done, from + done);
-      if (n === 0) return undefined;
-      done += n;
-    }
-    return buffer;
+    const bytes = readAt(fd, from, to);
+    return bytes.length === to - from ? bytes : undefined;
   } finally {
     closeSync(fd);
   }
