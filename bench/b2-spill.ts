@@ -44,7 +44,8 @@ export async function benchSpill(daemon: BenchDaemon): Promise<Figure[]> {
         const sampled = sampler.stop();
         const peak = peakReset ? Math.max(sampled, readMemory(daemon.pid).peak) : sampled;
         growth = Math.max(growth, peak - before);
-        if (result.exitCode !== 0 || !result.stdout.truncated) throw new Error(`B2: unexpected result ${JSON.stringify(result).slice(0, 300)}`);
+        if (result.exitCode !== 0 || !result.stdout.truncated)
+          throw new Error(`B2: unexpected result ${JSON.stringify(result).slice(0, 300)}`);
         checkAndRemove(result.stdout.spillPath, 'the spill file');
       },
     },
@@ -60,7 +61,7 @@ export async function benchSpill(daemon: BenchDaemon): Promise<Figure[]> {
   const times = await interleave(sides, ROUNDS, 1);
   const daemonMs = median(times.get('daemon')!);
   const redirectMs = median(times.get('redirect')!);
-  const mibPerSecond = (ms: number) => `${((BYTES / MIB) / (ms / 1000)).toFixed(0)} MiB/s`;
+  const mibPerSecond = (ms: number) => `${(BYTES / MIB / (ms / 1000)).toFixed(0)} MiB/s`;
   return [
     {
       label: 'B2 throughput ratio vs redirect',

@@ -26,7 +26,9 @@ async function onWorkers(work: (worker: number, run: number) => Promise<void>): 
 
 /** Measures B3: each client is its own connection with its own session. */
 export async function benchConcurrency(daemon: BenchDaemon): Promise<Figure[]> {
-  const clients: ExecdClient[] = await Promise.all(Array.from({ length: CLIENTS }, (_, i) => daemon.session(`bench-b3-${i}`)));
+  const clients: ExecdClient[] = await Promise.all(
+    Array.from({ length: CLIENTS }, (_, i) => daemon.session(`bench-b3-${i}`)),
+  );
   let wrong = 0;
   const sides = [
     {
@@ -44,7 +46,8 @@ export async function benchConcurrency(daemon: BenchDaemon): Promise<Figure[]> {
         onWorkers(async (worker, run) => {
           const word = unique('s', round, worker, run);
           const result = await spawnBash(`echo ${word}`);
-          if (result.exitCode !== 0 || result.stdout !== `${word}\n`) throw new Error(`B3: baseline printed ${JSON.stringify(result.stdout)}`);
+          if (result.exitCode !== 0 || result.stdout !== `${word}\n`)
+            throw new Error(`B3: baseline printed ${JSON.stringify(result.stdout)}`);
         }),
     },
   ];
@@ -56,7 +59,14 @@ export async function benchConcurrency(daemon: BenchDaemon): Promise<Figure[]> {
   const daemonRate = runs / (median(times.get('daemon')!) / 1000);
   const spawnRate = runs / (median(times.get('spawn')!) / 1000);
   return [
-    { label: 'B3 lost or crossed outputs', value: wrong, target: 0, comparison: 'at-most', digits: 0, note: `${runs * ROUNDS} runs checked` },
+    {
+      label: 'B3 lost or crossed outputs',
+      value: wrong,
+      target: 0,
+      comparison: 'at-most',
+      digits: 0,
+      note: `${runs * ROUNDS} runs checked`,
+    },
     {
       label: 'B3 runs/s ratio vs spawn',
       value: daemonRate / spawnRate,

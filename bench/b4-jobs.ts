@@ -90,13 +90,28 @@ export async function benchJobs(daemon: BenchDaemon): Promise<Figure[]> {
   await starting;
   if (startFailure) {
     return [
-      { label: 'B4 bytes lost or duplicated', value: Number.NaN, target: 0, comparison: 'at-most', digits: 0, note: startFailure },
-      { label: 'B4 p50 delay write→read', value: Number.NaN, target: 60, comparison: 'at-most', digits: 1, unit: ' ms' },
+      {
+        label: 'B4 bytes lost or duplicated',
+        value: Number.NaN,
+        target: 0,
+        comparison: 'at-most',
+        digits: 0,
+        note: startFailure,
+      },
+      {
+        label: 'B4 p50 delay write→read',
+        value: Number.NaN,
+        target: 60,
+        comparison: 'at-most',
+        digits: 1,
+        unit: ' ms',
+      },
     ];
   }
   for (const track of tracks) await track.client.call(JobRelease, { sessionId: track.sessionId, jobId: track.jobId });
   const faults = tracks.reduce(
-    (sum, track) => sum + track.faults + (track.done ? 0 : 1) + (track.nextLine === LINES + 1 && track.partial === '' ? 0 : 1),
+    (sum, track) =>
+      sum + track.faults + (track.done ? 0 : 1) + (track.nextLine === LINES + 1 && track.partial === '' ? 0 : 1),
     0,
   );
   return [

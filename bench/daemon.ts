@@ -66,7 +66,10 @@ export async function startBenchDaemon(config: Record<string, unknown> = {}): Pr
 
   let log = '';
   const listening = new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the daemon did not listen within ${START_TIMEOUT_MS}ms`)), START_TIMEOUT_MS);
+    const timer = setTimeout(
+      () => reject(new Error(`the daemon did not listen within ${START_TIMEOUT_MS}ms`)),
+      START_TIMEOUT_MS,
+    );
     proc.stderr!.setEncoding('utf8').on('data', (text: string) => {
       log = (log + text).slice(-10_000);
       if (log.includes('"msg":"listening"')) {

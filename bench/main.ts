@@ -50,7 +50,7 @@ main().then(
   () => runCleanups(),
   (error: unknown) => {
     runCleanups();
-    process.stderr.write(`bench: ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`);
+    process.stderr.write(`bench: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
     process.exitCode = 1;
   },
 );

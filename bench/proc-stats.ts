@@ -12,7 +12,8 @@ export function readMemory(pid: number): { rss: number; peak: number } {
   } catch {
     return { rss: Number.NaN, peak: Number.NaN };
   }
-  const kib = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? Number.NaN) * 1024;
+  const kib = (field: string) =>
+    Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? Number.NaN) * 1024;
   return { rss: kib('VmRSS'), peak: kib('VmHWM') };
 }
 

@@ -146,7 +146,9 @@ export function readToken(stateDir: string, env: NodeJS.ProcessEnv = process.env
   try {
     return readFileSync(join(stateDir, 'token'), 'utf8').trim();
   } catch (error) {
-    throw new ExecdConnectError(`cannot read the daemon token at ${join(stateDir, 'token')}: ${(error as NodeJS.ErrnoException).code}`);
+    throw new ExecdConnectError(
+      `cannot read the daemon token at ${join(stateDir, 'token')}: ${(error as NodeJS.ErrnoException).code}`,
+    );
   }
 }
 

@@ -34,7 +34,8 @@ class FramedSocketWriter extends AbstractMessageWriter implements MessageWriter 
   }
 
   write(message: Message): Promise<void> {
-    if (this.socket.destroyed || !this.socket.writable) return Promise.reject(new Error('the connection to the daemon is closed'));
+    if (this.socket.destroyed || !this.socket.writable)
+      return Promise.reject(new Error('the connection to the daemon is closed'));
     this.socket.write(frameMessage(message), 'utf8');
     return Promise.resolve();
   }

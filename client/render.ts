@@ -71,7 +71,8 @@ export function renderOutput(stdout: CollectedOutput, stderr: CollectedOutput): 
 
 /** The sandbox lines of a run or job: the denial (and the hint), or a runner failure. */
 function appendSandboxLines(text: string, sandbox: SandboxReport | undefined, options: RenderOptions): string {
-  if (sandbox?.runnerFailed) text = appendLine(text, `[sandbox: the ${sandbox.mode} runner failed before the command ran]`);
+  if (sandbox?.runnerFailed)
+    text = appendLine(text, `[sandbox: the ${sandbox.mode} runner failed before the command ran]`);
   if (sandbox?.denied) {
     text = appendLine(text, sandboxDeniedLine(sandbox.mode));
     if (options.escalationHint) text = appendLine(text, options.escalationHint);

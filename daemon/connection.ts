@@ -125,7 +125,9 @@ export class ClientConnection implements SessionHolder {
   private refuse(): ResponseError<ErrorData> {
     // The answer goes out first, then the connection is closed.
     this.writer.afterNextWrite(() => this.close());
-    return toResponseError(new ExecdError('UNAUTHORIZED', 'the first request must be initialize with the daemon token'));
+    return toResponseError(
+      new ExecdError('UNAUTHORIZED', 'the first request must be initialize with the daemon token'),
+    );
   }
 
   /**
@@ -144,10 +146,15 @@ export class ClientConnection implements SessionHolder {
     return handling;
   }
 
-  private async dispatch(entry: HandlerEntry, raw: unknown, token: Parameters<HandlerEntry['handle']>[1]['token']): Promise<unknown> {
+  private async dispatch(
+    entry: HandlerEntry,
+    raw: unknown,
+    token: Parameters<HandlerEntry['handle']>[1]['token'],
+  ): Promise<unknown> {
     const isInitialize = entry.decl === (Initialize as unknown);
     if (!this.authed && !isInitialize) return this.refuse();
-    if (this.daemon.shuttingDown) return toResponseError(new ExecdError('SHUTTING_DOWN', 'the daemon is shutting down'));
+    if (this.daemon.shuttingDown)
+      return toResponseError(new ExecdError('SHUTTING_DOWN', 'the daemon is shutting down'));
     const parsed = entry.decl.params.safeParse(raw);
     if (!parsed.success) {
       if (isInitialize) return this.refuse();
@@ -159,12 +166,18 @@ export class ClientConnection implements SessionHolder {
       outcome = await entry.handle(parsed.data, { daemon: this.daemon, conn: this, token });
     } catch (error) {
       this.daemon.log.error({ method: entry.decl.method, err: error }, 'handler failed');
-      return new ResponseError(RpcErrorCodes.InternalError, `internal error in ${entry.decl.method}: ${(error as Error).message}`);
+      return new ResponseError(
+        RpcErrorCodes.InternalError,
+        `internal error in ${entry.decl.method}: ${(error as Error).message}`,
+      );
     }
     const log = this.daemon.log;
     if (log.isLevelEnabled('debug')) {
       const sessionId = (parsed.data as { sessionId?: string } | undefined)?.sessionId;
-      log.debug({ method: entry.decl.method, sessionId, conn: this.id, ms: Math.round(performance.now() - started) }, 'request');
+      log.debug(
+        { method: entry.decl.method, sessionId, conn: this.id, ms: Math.round(performance.now() - started) },
+        'request',
+      );
     }
     if (outcome instanceof ExecdError) {
       if (outcome.name === 'UNAUTHORIZED') return this.refuse();

@@ -55,7 +55,8 @@ export class FrameGuard {
       const headerStart = at;
       while (at < chunk.length && this.crlfState !== 4) this.crlfState = nextCrlfState(this.crlfState, chunk[at++]!);
       this.header += chunk.toString('latin1', headerStart, at);
-      if (this.header.length > this.maxHeaderBytes) return malformed(`frame header longer than ${this.maxHeaderBytes} bytes`);
+      if (this.header.length > this.maxHeaderBytes)
+        return malformed(`frame header longer than ${this.maxHeaderBytes} bytes`);
       if (this.crlfState !== 4) continue;
       const block = this.header.slice(0, -HEADER_END.length);
       this.header = '';
@@ -63,7 +64,11 @@ export class FrameGuard {
       const length = contentLength(block);
       if (typeof length === 'string') return malformed(length);
       const max = this.maxMessageBytes();
-      if (length > max) return { code: 'LIMIT_EXCEEDED', message: `message of ${length} bytes is larger than maxMessageBytes (${max})` };
+      if (length > max)
+        return {
+          code: 'LIMIT_EXCEEDED',
+          message: `message of ${length} bytes is larger than maxMessageBytes (${max})`,
+        };
       // A zero-length body leaves the guard in the header state.
       if (length > 0) this.bodyRemaining = length;
     }

@@ -16,11 +16,13 @@ export interface HandlerContext {
   token: CancellationToken;
 }
 
-
 /** A request handler bound to its declaration. */
 export interface HandlerEntry<D extends AnyRequestDecl = AnyRequestDecl> {
   decl: D;
-  handle: (params: z.output<D['params']>, ctx: HandlerContext) => Promise<ResultOf<D> | ExecdError> | ResultOf<D> | ExecdError;
+  handle: (
+    params: z.output<D['params']>,
+    ctx: HandlerContext,
+  ) => Promise<ResultOf<D> | ExecdError> | ResultOf<D> | ExecdError;
 }
 
 /** Binds a handler to its declaration, typing params and result from it. */

@@ -88,7 +88,11 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   }
 }
 
-async function startOwnedDaemon(options: DaemonOptions, platform: PlatformFacts, ownership: Ownership): Promise<RunningDaemon> {
+async function startOwnedDaemon(
+  options: DaemonOptions,
+  platform: PlatformFacts,
+  ownership: Ownership,
+): Promise<RunningDaemon> {
   const paths = statePaths(options.stateDir);
   const config = new ConfigStore(paths.config, initialConfig(paths.config, options.configFlags));
   const startedAt = new Date();
@@ -177,7 +181,9 @@ async function startOwnedDaemon(options: DaemonOptions, platform: PlatformFacts,
   });
   context.log.info(
     { sandboxModes: context.sandbox.modes, sandboxUnavailable: context.sandbox.unavailable },
-    context.sandbox.unavailable === undefined ? 'sandbox runner works' : 'sandbox runner unavailable: confined modes fail closed',
+    context.sandbox.unavailable === undefined
+      ? 'sandbox runner works'
+      : 'sandbox runner unavailable: confined modes fail closed',
   );
   context.log.info({ socket: options.socketPath, stateDir: options.stateDir, version: VERSION }, 'listening');
   return { context, closed, shutdown };

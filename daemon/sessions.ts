@@ -38,7 +38,11 @@ export class SessionTable {
   }
 
   /** Opens a session on a holder, or reattaches to it with the latest facts. */
-  open(facts: SessionFactsInput, holder: SessionHolder, maxSessions: number): { session: Session; reattached: boolean } | ExecdError {
+  open(
+    facts: SessionFactsInput,
+    holder: SessionHolder,
+    maxSessions: number,
+  ): { session: Session; reattached: boolean } | ExecdError {
     const existing = this.sessions.get(facts.id);
     if (!existing && this.sessions.size >= maxSessions) {
       return new ExecdError('LIMIT_EXCEEDED', `maxSessions limit reached (${maxSessions})`);

@@ -158,7 +158,10 @@ export class SpillSweeper implements SpillUsage {
     }
     this.usedBytes = plan.keptBytes;
     if (plan.remove.length > 0) {
-      this.log.info({ removedFiles: plan.remove.length, keptFiles: plan.keptFiles, keptBytes: plan.keptBytes }, 'spill sweep');
+      this.log.info(
+        { removedFiles: plan.remove.length, keptFiles: plan.keptFiles, keptBytes: plan.keptBytes },
+        'spill sweep',
+      );
     }
     return plan;
   }

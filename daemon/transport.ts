@@ -57,7 +57,11 @@ function guardedReadable(socket: Socket, guard: FrameGuard, onViolation: Violati
 }
 
 /** A message reader over `socket` that refuses frames larger than `maxMessageBytes`. */
-export function createGuardedReader(socket: Socket, limits: TransportLimits, onViolation: ViolationListener): MessageReader {
+export function createGuardedReader(
+  socket: Socket,
+  limits: TransportLimits,
+  onViolation: ViolationListener,
+): MessageReader {
   const guard = new FrameGuard(() => limits.maxMessageBytes());
   return new ReadableStreamMessageReader(guardedReadable(socket, guard, onViolation));
 }
@@ -88,7 +92,10 @@ export class BoundedSocketWriter extends AbstractMessageWriter implements Messag
     const max = this.limits.maxUnsentBytes();
     if (unsent > max) {
       this.overflowed = true;
-      this.onViolation({ code: 'UNREAD', message: `the client left ${unsent} bytes unread, more than maxUnsentBytes (${max})` });
+      this.onViolation({
+        code: 'UNREAD',
+        message: `the client left ${unsent} bytes unread, more than maxUnsentBytes (${max})`,
+      });
     }
     return Promise.resolve();
   }

@@ -26,7 +26,11 @@ async function show(agent: string, tools: ShellTools, args: Record<string, unkno
 /** Starts a background job and reads it with `job_output` until it has finished. */
 async function showBackground(tools: ShellTools): Promise<void> {
   if (!tools.jobOutput) return;
-  const args = { command: 'for i in 1 2 3; do echo tick $i; sleep 0.2; done', description: 'Tick in the background', run_in_background: true };
+  const args = {
+    command: 'for i in 1 2 3; do echo tick $i; sleep 0.2; done',
+    description: 'Tick in the background',
+    run_in_background: true,
+  };
   const started = await tools.shell.execute(args);
   console.log(`--- parent calls ${tools.shell.name} ${JSON.stringify(args)}\n${started.text}\n`);
   if (started.details.kind !== 'background') return;
@@ -66,13 +70,22 @@ async function main(): Promise<void> {
     console.log(`${parent.systemPrompt.text}\n`);
 
     await Promise.all([
-      show('parent', parent, { command: 'pwd; echo "session $DSH_SESSION_ID"', description: 'Show where this agent runs' }),
-      show('subagent', sub, { command: 'pwd; echo "session $DSH_SESSION_ID"', description: 'Show where this agent runs' }),
+      show('parent', parent, {
+        command: 'pwd; echo "session $DSH_SESSION_ID"',
+        description: 'Show where this agent runs',
+      }),
+      show('subagent', sub, {
+        command: 'pwd; echo "session $DSH_SESSION_ID"',
+        description: 'Show where this agent runs',
+      }),
     ]);
     await show('parent', parent, { command: 'ls', description: 'List the source folder', workdir: 'src' });
     await show('subagent', sub, { command: 'ls missing-file', description: 'List a file that does not exist' });
     await show('subagent', sub, { command: 'echo building; sleep 5', description: 'Build too slowly', timeoutMs: 300 });
-    await show('parent', parent, { command: 'printf "step one\\n[exit code: 1]"', description: 'Print a marker lookalike' });
+    await show('parent', parent, {
+      command: 'printf "step one\\n[exit code: 1]"',
+      description: 'Print a marker lookalike',
+    });
     await show('parent', parent, { command: '', description: 'Run nothing' });
     await showBackground(parent);
   } finally {

@@ -41,7 +41,9 @@ export const dshEnvMapSchema = () =>
 
 /** A job id, `bash-<n>`. */
 export const jobIdSchema = () =>
-  zod().string({ error: 'must be a string' }).regex(/^[a-z]+-\d+$/, { error: 'must look like bash-<n>' });
+  zod()
+    .string({ error: 'must be a string' })
+    .regex(/^[a-z]+-\d+$/, { error: 'must look like bash-<n>' });
 
 /**
  * One line naming the field and the rule of the first failure in a zod error, e.g.
@@ -52,9 +54,7 @@ export function formatZodError(error: z.ZodError): string {
     .slice(0, 3)
     .map((issue) => {
       const field = issue.path.length > 0 ? issue.path.join('.') : 'params';
-      return /^(must|keys) /.test(issue.message)
-        ? `${field} ${issue.message}`
-        : `${field}: ${issue.message}`;
+      return /^(must|keys) /.test(issue.message) ? `${field} ${issue.message}` : `${field}: ${issue.message}`;
     })
     .join('; ');
 }

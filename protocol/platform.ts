@@ -109,7 +109,10 @@ function windowsFacts(host: HostFacts): PlatformFacts {
 }
 
 /** The facts of a platform (injectable for tests). */
-export function platformFacts(platform: NodeJS.Platform = process.platform, host: HostFacts = CURRENT_HOST): PlatformFacts {
+export function platformFacts(
+  platform: NodeJS.Platform = process.platform,
+  host: HostFacts = CURRENT_HOST,
+): PlatformFacts {
   return platform === 'win32' ? windowsFacts(host) : posixFacts(platform, host);
 }
 

@@ -40,9 +40,13 @@ export interface FileCaptureOptions {
 /** Frees the first `length` bytes of an open file, keeping its size (holes read as zeros). */
 function punchFront(fd: number, length: number): Promise<boolean> {
   return new Promise((resolve) => {
-    const child = spawn('fallocate', ['--punch-hole', '--offset', '0', '--length', String(length), `/proc/${process.pid}/fd/${fd}`], {
-      stdio: 'ignore',
-    });
+    const child = spawn(
+      'fallocate',
+      ['--punch-hole', '--offset', '0', '--length', String(length), `/proc/${process.pid}/fd/${fd}`],
+      {
+        stdio: 'ignore',
+      },
+    );
     child.once('error', () => resolve(false));
     child.once('exit', (code) => resolve(code === 0));
   });

@@ -89,6 +89,8 @@ export function commandHelp(parts: HelpParts): string {
   const sections = [`usage: execd ${parts.usage}`, parts.about];
   if (options.length > 0) sections.push(options.join('\n'));
   const [only, ...more] = parts.examples;
-  sections.push(more.length === 0 ? `Example: ${only}` : `Examples:\n${parts.examples.map((example) => `  ${example}`).join('\n')}`);
+  sections.push(
+    more.length === 0 ? `Example: ${only}` : `Examples:\n${parts.examples.map((example) => `  ${example}`).join('\n')}`,
+  );
   return `${sections.join('\n\n')}\n`;
 }

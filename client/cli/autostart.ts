@@ -19,7 +19,10 @@ export async function connectOrStart(endpoint: Endpoint): Promise<ExecdClient> {
   } catch (error) {
     if (!(error instanceof ExecdConnectError)) throw error;
   }
-  const [{ socketIsLive }, { ensureDaemon }] = await Promise.all([import('../../daemon/socket.js'), import('./ensure-daemon.js')]);
+  const [{ socketIsLive }, { ensureDaemon }] = await Promise.all([
+    import('../../daemon/socket.js'),
+    import('./ensure-daemon.js'),
+  ]);
   // Another client may have started one since: then this is a second try, else a start.
   if (!(await socketIsLive(endpoint.socketPath))) await ensureDaemon(endpoint);
   return connectCli(endpoint);

@@ -29,14 +29,21 @@ function show(value: unknown): string {
 
 /** The configuration as a KEY VALUE table, in schema order. */
 export function formatConfig(config: Config, keys: readonly (keyof Config)[] = KEYS): string {
-  return formatTable(['KEY', 'VALUE'], keys.map((key) => [key, show(config[key])]));
+  return formatTable(
+    ['KEY', 'VALUE'],
+    keys.map((key) => [key, show(config[key])]),
+  );
 }
 
 /** Runs `execd config`. */
 export const configCommand: CommandRunner = async (argv, globals) => {
   const { values, positionals } = parseCommand('config', {
     args: argv,
-    options: { ...ENDPOINT_OPTIONS, json: { type: 'boolean', default: false }, persist: { type: 'boolean', default: false } },
+    options: {
+      ...ENDPOINT_OPTIONS,
+      json: { type: 'boolean', default: false },
+      persist: { type: 'boolean', default: false },
+    },
     allowPositionals: true,
     strict: true,
   });
@@ -47,7 +54,8 @@ export const configCommand: CommandRunner = async (argv, globals) => {
     const key = rest[0] as keyof Config | undefined;
     if (key !== undefined && !KEYS.includes(key)) throw usageError('config', `unknown key ${JSON.stringify(key)}`);
     const config = await withClient(endpoint, (client) => client.call(ConfigGet, {}));
-    if (values.json) process.stdout.write(`${JSON.stringify(key === undefined ? config : (config[key] ?? null), null, 2)}\n`);
+    if (values.json)
+      process.stdout.write(`${JSON.stringify(key === undefined ? config : (config[key] ?? null), null, 2)}\n`);
     else process.stdout.write(key === undefined ? formatConfig(config) : `${show(config[key])}\n`);
     return 0;
   }
@@ -58,5 +66,10 @@ export const configCommand: CommandRunner = async (argv, globals) => {
     process.stdout.write(formatConfig(config, Object.keys(patch) as Array<keyof Config>));
     return 0;
   }
-  throw usageError('config', action === undefined ? "missing 'get' or 'set'" : `unknown action ${JSON.stringify(action)}; expected 'get' or 'set'`);
+  throw usageError(
+    'config',
+    action === undefined
+      ? "missing 'get' or 'set'"
+      : `unknown action ${JSON.stringify(action)}; expected 'get' or 'set'`,
+  );
 };

@@ -46,7 +46,17 @@ function daemonEnv(): NodeJS.ProcessEnv {
  */
 export function startDetached(endpoint: Endpoint, serveArgs: string[] = []): Promise<{ pid: number; logPath: string }> {
   const logPath = statePaths(endpoint.stateDir).log;
-  const args = [CLI_ENTRY, 'serve', '--socket', endpoint.socketPath, '--state-dir', endpoint.stateDir, '--log-file', logPath, ...serveArgs];
+  const args = [
+    CLI_ENTRY,
+    'serve',
+    '--socket',
+    endpoint.socketPath,
+    '--state-dir',
+    endpoint.stateDir,
+    '--log-file',
+    logPath,
+    ...serveArgs,
+  ];
   const child = spawn(process.execPath, args, {
     detached: true,
     // No terminal: a daemon must not hold the starter's pipes or die with its terminal.
@@ -65,7 +75,9 @@ export function startDetached(endpoint: Endpoint, serveArgs: string[] = []): Pro
       outcome();
     };
     const timer = setTimeout(() => {
-      finish(() => reject(new CliError(`execd: the daemon did not listen within ${DAEMON_START_TIMEOUT_MS}ms; see ${logPath}`)));
+      finish(() =>
+        reject(new CliError(`execd: the daemon did not listen within ${DAEMON_START_TIMEOUT_MS}ms; see ${logPath}`)),
+      );
       child.kill('SIGTERM');
     }, DAEMON_START_TIMEOUT_MS);
     child.once('message', (report: StartReport) => {
@@ -78,10 +90,14 @@ export function startDetached(endpoint: Endpoint, serveArgs: string[] = []): Pro
         else child.once('exit', refuse);
       }
     });
-    child.once('error', (error) => finish(() => reject(new CliError(`execd: cannot start the daemon: ${error.message}`))));
+    child.once('error', (error) =>
+      finish(() => reject(new CliError(`execd: cannot start the daemon: ${error.message}`))),
+    );
     // 'close' comes after every message, so a report is never mistaken for a silent death.
     child.once('close', (code, signal) =>
-      finish(() => reject(new CliError(`execd: the daemon exited (${signal ?? `code ${code}`}) before listening; see ${logPath}`))),
+      finish(() =>
+        reject(new CliError(`execd: the daemon exited (${signal ?? `code ${code}`}) before listening; see ${logPath}`)),
+      ),
     );
   });
 }

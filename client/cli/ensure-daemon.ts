@@ -30,7 +30,9 @@ export function autostartServeArgs(env: NodeJS.ProcessEnv = process.env): string
   const raw = env.EXECD_IDLE_EXIT_MS;
   const idleMs = raw === undefined || raw === '' ? DEFAULT_AUTOSTART_IDLE_EXIT_MS : Number(raw);
   if (!(Number.isFinite(idleMs) && idleMs >= 0)) {
-    throw new CliError(`execd: EXECD_IDLE_EXIT_MS must be a non-negative number of milliseconds, got ${JSON.stringify(raw)}`);
+    throw new CliError(
+      `execd: EXECD_IDLE_EXIT_MS must be a non-negative number of milliseconds, got ${JSON.stringify(raw)}`,
+    );
   }
   return idleMs > 0 ? ['--idle-exit-ms', String(idleMs)] : [];
 }
@@ -43,7 +45,8 @@ function ownerAlive(endpoint: Endpoint): boolean {
 
 async function waitForSocket(endpoint: Endpoint, deadline: number, what: string): Promise<void> {
   while (!(await socketIsLive(endpoint.socketPath))) {
-    if (Date.now() > deadline) throw new CliError(`execd: no daemon listening on ${endpoint.socketPath} after waiting for ${what}`);
+    if (Date.now() > deadline)
+      throw new CliError(`execd: no daemon listening on ${endpoint.socketPath} after waiting for ${what}`);
     await sleep(POLL_MS);
   }
 }
@@ -72,7 +75,9 @@ export async function ensureDaemon(endpoint: Endpoint): Promise<void> {
       return;
     }
     if (Date.now() > deadline) {
-      throw new CliError(`execd: no daemon listening on ${endpoint.socketPath} after waiting for the one pid ${lock.holder.pid} starts`);
+      throw new CliError(
+        `execd: no daemon listening on ${endpoint.socketPath} after waiting for the one pid ${lock.holder.pid} starts`,
+      );
     }
     await sleep(POLL_MS);
   }

@@ -9,7 +9,11 @@ import { openSession, SESSION_HELP, SESSION_OPTION } from './session.js';
 export const JOBS_HELP = commandHelp({
   usage: 'jobs [--all] [--session ID] [--json]',
   about: 'Lists the background jobs of the session (id, status, owner, pid, start, detail, command).',
-  options: [SESSION_HELP, "  --all              every session's jobs", '  --json             print the job snapshots as JSON'],
+  options: [
+    SESSION_HELP,
+    "  --all              every session's jobs",
+    '  --json             print the job snapshots as JSON',
+  ],
   examples: ['execd jobs --all'],
 });
 
@@ -17,7 +21,12 @@ export const JOBS_HELP = commandHelp({
 export const jobsCommand: CommandRunner = async (argv, globals) => {
   const { values } = parseCommand('jobs', {
     args: argv,
-    options: { ...ENDPOINT_OPTIONS, ...SESSION_OPTION, all: { type: 'boolean', default: false }, json: { type: 'boolean', default: false } },
+    options: {
+      ...ENDPOINT_OPTIONS,
+      ...SESSION_OPTION,
+      all: { type: 'boolean', default: false },
+      json: { type: 'boolean', default: false },
+    },
     strict: true,
   });
   const jobs = await withClient(endpointOf(values, globals), async (client) => {

@@ -6,7 +6,8 @@ import { inSession, parseJobCommand, SESSION_HELP } from './session.js';
 /** Help text of `execd kill`. */
 export const KILL_HELP = commandHelp({
   usage: 'kill JOB [--session ID]',
-  about: 'Kills JOB\'s process tree (SIGTERM, then SIGKILL after graceMs) and returns once it is gone.\nIts output stays readable until it is released.',
+  about:
+    "Kills JOB's process tree (SIGTERM, then SIGKILL after graceMs) and returns once it is gone.\nIts output stays readable until it is released.",
   options: [SESSION_HELP],
   examples: ['execd kill bash-1'],
 });

@@ -21,7 +21,8 @@ the daemon still holds them in memory, without consuming: a later 'execd read' s
 function offset(flag: string, raw: string | undefined): number | undefined {
   if (raw === undefined) return undefined;
   const value = Number(raw);
-  if (!Number.isInteger(value) || value < 0) throw usageError('peek', `${flag} must be a non-negative integer, got ${JSON.stringify(raw)}`);
+  if (!Number.isInteger(value) || value < 0)
+    throw usageError('peek', `${flag} must be a non-negative integer, got ${JSON.stringify(raw)}`);
   return value;
 }
 
@@ -53,7 +54,7 @@ export const peekCommand: CommandRunner = async (argv, globals) => {
   process.stdout.write(peeked.stdout.text);
   process.stderr.write(peeked.stderr.text);
   if (peeked.stdout.lossy || peeked.stderr.lossy) {
-    process.stderr.write('[the start of this output was dropped from memory; the job\'s log files hold all of it]\n');
+    process.stderr.write("[the start of this output was dropped from memory; the job's log files hold all of it]\n");
   }
   return 0;
 };

@@ -52,7 +52,12 @@ async function follow(client: ExecdClient, sessionId: string, jobId: string, jso
 export const readCommand: CommandRunner = async (argv, globals) => {
   const { values, positionals } = parseCommand('read', {
     args: argv,
-    options: { ...ENDPOINT_OPTIONS, ...SESSION_OPTION, follow: { type: 'boolean', default: false }, json: { type: 'boolean', default: false } },
+    options: {
+      ...ENDPOINT_OPTIONS,
+      ...SESSION_OPTION,
+      follow: { type: 'boolean', default: false },
+      json: { type: 'boolean', default: false },
+    },
     allowPositionals: true,
     strict: true,
   });

@@ -47,15 +47,23 @@ export const serveCommand: CommandRunner = async (argv) => {
     strict: true,
   });
   const level = values['log-level']!;
-  if (!LOG_LEVELS.includes(level)) throw usageError('serve', `--log-level must be one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(level)}`);
+  if (!LOG_LEVELS.includes(level))
+    throw usageError('serve', `--log-level must be one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(level)}`);
   const idleExitMs = values['idle-exit-ms'] === undefined ? 0 : Number(values['idle-exit-ms']);
   if (!(Number.isFinite(idleExitMs) && idleExitMs >= 0)) {
-    throw usageError('serve', `--idle-exit-ms must be a non-negative number of milliseconds, got ${JSON.stringify(values['idle-exit-ms'])}`);
+    throw usageError(
+      'serve',
+      `--idle-exit-ms must be a non-negative number of milliseconds, got ${JSON.stringify(values['idle-exit-ms'])}`,
+    );
   }
   const configFlags = parseConfigPairs(values.config!);
   if (values.sandbox !== undefined) {
     const mode = sandboxModeSchema().safeParse(values.sandbox);
-    if (!mode.success) throw usageError('serve', `--sandbox must be one of ${sandboxModeSchema().options.join(', ')}, got ${JSON.stringify(values.sandbox)}`);
+    if (!mode.success)
+      throw usageError(
+        'serve',
+        `--sandbox must be one of ${sandboxModeSchema().options.join(', ')}, got ${JSON.stringify(values.sandbox)}`,
+      );
     configFlags.defaultSandboxMode = mode.data;
   }
   const endpoint = resolveEndpoint({ socketPath: values.socket, stateDir: values['state-dir'] });
@@ -69,7 +77,10 @@ export const serveCommand: CommandRunner = async (argv) => {
   }
 
   // The daemon's modules load only here: every client command starts without them (B5).
-  const [{ createLogger }, { startDaemon }] = await Promise.all([import('../../daemon/logger.js'), import('../../daemon/server.js')]);
+  const [{ createLogger }, { startDaemon }] = await Promise.all([
+    import('../../daemon/logger.js'),
+    import('../../daemon/server.js'),
+  ]);
   const logFile = values['log-file'];
   if (logFile) mkdirSync(dirname(logFile), { recursive: true, mode: 0o700 });
   const log = createLogger(level, logFile ? { kind: 'file', path: logFile } : { kind: 'stderr' });
@@ -90,7 +101,11 @@ export const serveCommand: CommandRunner = async (argv) => {
     process.on(signal, () => void running.shutdown(signal));
   }
   if (idleExitMs > 0) {
-    const stop = watchIdle(() => daemonIsIdle(running.context), idleExitMs, () => void running.shutdown('idle'));
+    const stop = watchIdle(
+      () => daemonIsIdle(running.context),
+      idleExitMs,
+      () => void running.shutdown('idle'),
+    );
     void running.closed.then(stop);
   }
   await reportStart({ ready: true, pid: process.pid });

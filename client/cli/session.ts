@@ -22,7 +22,11 @@ export async function openSession(client: ExecdClient, sessionId: string): Promi
 }
 
 /** Connects (starting a daemon if needed), opens `sessionId`, calls `use`, and closes. */
-export function inSession<T>(endpoint: Endpoint, sessionId: string, use: (client: ExecdClient) => Promise<T>): Promise<T> {
+export function inSession<T>(
+  endpoint: Endpoint,
+  sessionId: string,
+  use: (client: ExecdClient) => Promise<T>,
+): Promise<T> {
   return withClient(endpoint, async (client) => {
     await openSession(client, sessionId);
     return use(client);
@@ -32,7 +36,12 @@ export function inSession<T>(endpoint: Endpoint, sessionId: string, use: (client
 /** The one JOB argument of a job subcommand. */
 export function jobIdArgument(command: string, positionals: string[]): string {
   if (positionals.length !== 1) {
-    throw usageError(command, positionals.length === 0 ? 'missing JOB (a job id such as bash-1)' : `expected one JOB, got ${positionals.length} arguments`);
+    throw usageError(
+      command,
+      positionals.length === 0
+        ? 'missing JOB (a job id such as bash-1)'
+        : `expected one JOB, got ${positionals.length} arguments`,
+    );
   }
   return positionals[0]!;
 }
@@ -45,5 +54,9 @@ export function parseJobCommand(command: string, argv: string[], globals: Global
     allowPositionals: true,
     strict: true,
   });
-  return { jobId: jobIdArgument(command, positionals), sessionId: values.session!, endpoint: endpointOf(values, globals) };
+  return {
+    jobId: jobIdArgument(command, positionals),
+    sessionId: values.session!,
+    endpoint: endpointOf(values, globals),
+  };
 }

@@ -9,7 +9,11 @@ export const START_HELP = commandHelp({
   usage: 'start [--session ID] [--workdir DIR] [--json] -- COMMAND...',
   about: `Starts COMMAND with bash -c as a background job of the session and prints its id at once.
 A job has no timeout: it runs until it ends, 'execd kill', its session closes or the daemon stops.`,
-  options: [SESSION_HELP, '  --workdir DIR      working directory (default: the current directory)', '  --json             print { jobId, pid, startedAt } as JSON'],
+  options: [
+    SESSION_HELP,
+    '  --workdir DIR      working directory (default: the current directory)',
+    '  --json             print { jobId, pid, startedAt } as JSON',
+  ],
   examples: ["JOB=$(execd start -- 'for i in 1 2 3; do echo $i; sleep 1; done'); execd read --follow $JOB"],
 });
 
@@ -17,7 +21,12 @@ A job has no timeout: it runs until it ends, 'execd kill', its session closes or
 export const startCommand: CommandRunner = async (argv, globals) => {
   const { values, positionals } = parseCommand('start', {
     args: argv,
-    options: { ...ENDPOINT_OPTIONS, ...SESSION_OPTION, workdir: { type: 'string' }, json: { type: 'boolean', default: false } },
+    options: {
+      ...ENDPOINT_OPTIONS,
+      ...SESSION_OPTION,
+      workdir: { type: 'string' },
+      json: { type: 'boolean', default: false },
+    },
     allowPositionals: true,
     strict: true,
   });

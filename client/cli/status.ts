@@ -40,7 +40,12 @@ export function formatStatus(status: DaemonStatusResult, endpoint: Endpoint): st
       ? 'no sessions\n'
       : formatTable(
           ['SESSION', 'CONNECTIONS', 'RUNNING JOBS', 'CWD'],
-          status.sessions.map((session) => [session.sessionId, String(session.connections), String(session.runningJobs), session.cwd]),
+          status.sessions.map((session) => [
+            session.sessionId,
+            String(session.connections),
+            String(session.runningJobs),
+            session.cwd,
+          ]),
         );
   return `${facts}\n${sessions}`;
 }

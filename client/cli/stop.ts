@@ -36,9 +36,11 @@ export const stopCommand: CommandRunner = async (argv, globals) => {
     client.close();
   }
   const deadline = Date.now() + STOP_TIMEOUT_MS;
-  const gone = async () => !(await socketIsLive(endpoint.socketPath)) && !(PLATFORM.socketIsFile && existsSync(endpoint.socketPath));
+  const gone = async () =>
+    !(await socketIsLive(endpoint.socketPath)) && !(PLATFORM.socketIsFile && existsSync(endpoint.socketPath));
   while (!(await gone())) {
-    if (Date.now() > deadline) throw new CliError(`execd stop: the daemon (pid ${pid}) still listens after ${STOP_TIMEOUT_MS}ms`);
+    if (Date.now() > deadline)
+      throw new CliError(`execd stop: the daemon (pid ${pid}) still listens after ${STOP_TIMEOUT_MS}ms`);
     await sleep(20);
   }
   process.stdout.write(`execd daemon stopped (pid ${pid})\n`);

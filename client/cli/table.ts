@@ -6,7 +6,12 @@ export function formatTable(headers: string[], rows: string[][]): string {
   const all = [headers, ...rows].map((row) => row.map(oneLine));
   const widths = headers.map((_, column) => Math.max(...all.map((row) => (row[column] ?? '').length)));
   return all
-    .map((row) => row.map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column]!))).join('  ').trimEnd())
+    .map((row) =>
+      row
+        .map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column]!)))
+        .join('  ')
+        .trimEnd(),
+    )
     .join('\n')
     .concat('\n');
 }

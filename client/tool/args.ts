@@ -48,7 +48,9 @@ const shapes = lazySchema((z) => {
     },
     background: {
       run_in_background: z
-        .boolean({ error: (issue) => `invalid run_in_background: expected a boolean, got ${describeValue(issue.input)}` })
+        .boolean({
+          error: (issue) => `invalid run_in_background: expected a boolean, got ${describeValue(issue.input)}`,
+        })
         .optional()
         .describe('Start the command as a background job and return its id at once.'),
     },
@@ -114,7 +116,8 @@ function hasKey(args: unknown, key: string): boolean {
  * advertise are refused when they would change what runs; other unknown keys are ignored.
  */
 export function validateShellArgs(args: unknown, config: ArgsConfig): Validated<ShellArgs> {
-  if (!config.background && hasKey(args, 'run_in_background')) return { ok: false, message: BACKGROUND_DISABLED_MESSAGE };
+  if (!config.background && hasKey(args, 'run_in_background'))
+    return { ok: false, message: BACKGROUND_DISABLED_MESSAGE };
   if (!config.escalation && (hasKey(args, 'sandbox_permissions') || hasKey(args, 'justification'))) {
     return { ok: false, message: 'sandbox_permissions is not available: this session offers no sandbox escalation' };
   }

@@ -23,7 +23,10 @@ export interface EscalationRequest {
  * Decides an escalation: resolve true to run under the wider mode, false to run nothing. The
  * signal is the tool call's: an aborted call needs no answer.
  */
-export type ApproveEscalation = (request: EscalationRequest, options: { signal?: AbortSignal }) => boolean | Promise<boolean>;
+export type ApproveEscalation = (
+  request: EscalationRequest,
+  options: { signal?: AbortSignal },
+) => boolean | Promise<boolean>;
 
 /** True when a policy confines the command (anything but `danger-full-access`). */
 export function sandboxInForce(policy: SandboxPolicy | undefined): policy is SandboxPolicy {

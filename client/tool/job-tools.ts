@@ -10,10 +10,12 @@ import { callFailure, throwIfAborted, type CallFailure } from './failure.js';
 import type { ExecuteOptions, ModelTool, ToolResult } from './types.js';
 
 /** The structured facts of a `job_output` call. */
-export type JobOutputDetails = { kind: 'read'; read: JobReadResult } | { kind: 'invalid'; message: string } | CallFailure;
+export type JobOutputDetails =
+  { kind: 'read'; read: JobReadResult } | { kind: 'invalid'; message: string } | CallFailure;
 
 /** The structured facts of a `job_kill` call. */
-export type JobKillDetails = { kind: 'kill'; jobId: string; killed: boolean } | { kind: 'invalid'; message: string } | CallFailure;
+export type JobKillDetails =
+  { kind: 'kill'; jobId: string; killed: boolean } | { kind: 'invalid'; message: string } | CallFailure;
 
 /** What the job tools are built from. */
 export interface JobToolOptions {
@@ -31,7 +33,8 @@ async function callJobTool<D>(
 ): Promise<ToolResult<D | CallFailure | { kind: 'invalid'; message: string }>> {
   throwIfAborted(signal);
   const validated = validateJobArgs(raw);
-  if (!validated.ok) return { text: validated.message, isError: true, details: { kind: 'invalid', message: validated.message } };
+  if (!validated.ok)
+    return { text: validated.message, isError: true, details: { kind: 'invalid', message: validated.message } };
   try {
     const result = await call(validated.args.job_id);
     throwIfAborted(signal);

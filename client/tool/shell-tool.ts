@@ -42,7 +42,11 @@ export interface ShellToolOptions {
 }
 
 /** The optional parameters a session offers, from its sandbox policy and the harness's options. */
-export function argsConfigOf(session: ToolSession, background: boolean, approve: ApproveEscalation | undefined): ArgsConfig {
+export function argsConfigOf(
+  session: ToolSession,
+  background: boolean,
+  approve: ApproveEscalation | undefined,
+): ArgsConfig {
   const policy = session.sandbox;
   const escalation = approve !== undefined && policy !== undefined && widerTargets(policy.mode).length > 0;
   return { background, escalation };
@@ -74,7 +78,11 @@ async function policyForCall(
   );
   throwIfAborted(signal);
   if (!approved) {
-    return { text: rejectedEscalationText(target), isError: true, details: { kind: 'rejected', requestedMode: target } };
+    return {
+      text: rejectedEscalationText(target),
+      isError: true,
+      details: { kind: 'rejected', requestedMode: target },
+    };
   }
   return { policy: escalatedPolicy(current, target) };
 }
@@ -85,10 +93,14 @@ export function createShellTool(options: ShellToolOptions): ModelTool<ShellToolD
   const config = argsConfigOf(session, options.background, options.approveEscalation);
   const confined = sandboxInForce(session.sandbox) ? session.sandbox : undefined;
 
-  async function execute(raw: unknown, { signal, trusted = {} }: ExecuteOptions = {}): Promise<ToolResult<ShellToolDetails>> {
+  async function execute(
+    raw: unknown,
+    { signal, trusted = {} }: ExecuteOptions = {},
+  ): Promise<ToolResult<ShellToolDetails>> {
     throwIfAborted(signal);
     const validated = validateShellArgs(raw, config);
-    if (!validated.ok) return { text: validated.message, isError: true, details: { kind: 'invalid', message: validated.message } };
+    if (!validated.ok)
+      return { text: validated.message, isError: true, details: { kind: 'invalid', message: validated.message } };
     const args = validated.args;
     const workdir = resolveWorkdir(args.workdir, session);
     const decided = await policyForCall(args, workdir, options, signal);
@@ -105,7 +117,11 @@ export function createShellTool(options: ShellToolOptions): ModelTool<ShellToolD
       if (args.run_in_background) {
         const started = await client.call(ShellStart, request, { signal });
         throwIfAborted(signal);
-        return { text: `started background job ${started.jobId}`, isError: false, details: { kind: 'background', ...started } };
+        return {
+          text: `started background job ${started.jobId}`,
+          isError: false,
+          details: { kind: 'background', ...started },
+        };
       }
       const result = await client.run(request, { signal });
       throwIfAborted(signal);
@@ -120,7 +136,11 @@ export function createShellTool(options: ShellToolOptions): ModelTool<ShellToolD
 
   return {
     name: flavor.name,
-    description: toolDescription(flavor, { background: config.background, sandbox: confined, escalation: config.escalation }),
+    description: toolDescription(flavor, {
+      background: config.background,
+      sandbox: confined,
+      escalation: config.escalation,
+    }),
     inputSchema: shellArgsJsonSchema(config),
     execute,
   };

@@ -11,7 +11,10 @@ import { waitGroupGone } from './kill.js';
 /** Resolves when a stream has closed (at once for a missing or already closed one). */
 function closed(stream: Readable | null): Promise<void> {
   if (!stream || stream.closed) return Promise.resolve();
-  return once(stream, 'close').then(() => undefined, () => undefined);
+  return once(stream, 'close').then(
+    () => undefined,
+    () => undefined,
+  );
 }
 
 /** Resolves after `ms` without keeping the daemon alive. */
@@ -31,6 +34,8 @@ export async function drainAfterExit(
   kill: Promise<unknown>,
 ): Promise<void> {
   const writersDone =
-    child.stdout || child.stderr ? Promise.all([closed(child.stdout), closed(child.stderr)]) : waitGroupGone(pgid, graceMs);
+    child.stdout || child.stderr
+      ? Promise.all([closed(child.stdout), closed(child.stderr)])
+      : waitGroupGone(pgid, graceMs);
   await Promise.race([writersDone, delay(graceMs), kill]);
 }

@@ -61,7 +61,10 @@ export async function runForeground(spec: ExecSpec, ctx: RunContext): Promise<Sh
   // stderr, scanned for sandbox denials): no byte passes through the daemon, capture runs at the
   // speed of a shell redirect, and a run without pipes costs no pipe handling at all.
   const stdout = ctx.onOutput ? collector('stdout', spec.stdoutMaxBytes) : fileCapture('stdout', spec.stdoutMaxBytes);
-  const stderr = ctx.onOutput || confinement ? collector('stderr', config.maxOutputBytes) : fileCapture('stderr', config.maxOutputBytes);
+  const stderr =
+    ctx.onOutput || confinement
+      ? collector('stderr', config.maxOutputBytes)
+      : fileCapture('stderr', config.maxOutputBytes);
   const files = {
     ...(stdout instanceof FileCapture && { stdout: stdout.target }),
     ...(stderr instanceof FileCapture && { stderr: stderr.target }),
@@ -90,7 +93,12 @@ export async function runForeground(spec: ExecSpec, ctx: RunContext): Promise<Sh
   const killed = deadline.fired.then(() => terminateGroup(pid, config.graceMs, confinement?.terminate));
 
   const [rawExitCode, rawSignal] = await exited;
-  await drainAfterExit(child, pid, config.graceMs, deadline.fired.then(() => killed));
+  await drainAfterExit(
+    child,
+    pid,
+    config.graceMs,
+    deadline.fired.then(() => killed),
+  );
   if (deadline.reason) await killed;
   deadline.dispose();
   const exit = { exitCode: rawExitCode, signal: rawSignal as string | null };

@@ -13,7 +13,11 @@ export function startChild(order: SpawnOrder): ChildProcess {
   const child = spawn(order.file, order.args, {
     cwd: order.cwd,
     env: order.env,
-    stdio: [order.stdin === undefined ? 'ignore' : 'pipe', order.files.stdout?.fd ?? 'pipe', order.files.stderr?.fd ?? 'pipe'],
+    stdio: [
+      order.stdin === undefined ? 'ignore' : 'pipe',
+      order.files.stdout?.fd ?? 'pipe',
+      order.files.stderr?.fd ?? 'pipe',
+    ],
     detached: order.detached,
     windowsHide: true,
   });

@@ -23,7 +23,9 @@ export type ShellProcess = ShellChild;
  */
 export function checkWorkdir(workdir: string): ExecdError | undefined {
   try {
-    return statSync(workdir).isDirectory() ? undefined : new ExecdError('SPAWN_FAILED', `workdir is not a directory: ${workdir}`);
+    return statSync(workdir).isDirectory()
+      ? undefined
+      : new ExecdError('SPAWN_FAILED', `workdir is not a directory: ${workdir}`);
   } catch {
     return new ExecdError('SPAWN_FAILED', `workdir does not exist: ${workdir}`);
   }

@@ -28,7 +28,6 @@ export interface ShellChild extends EventEmitter {
   readonly stderr: Readable | null;
 }
 
-
 /** A child process spawned by a spawner process, as the daemon sees it. */
 export class SpawnedChild extends EventEmitter {
   /** Set once spawned ('spawn' is emitted then); stays undefined when the spawn failed ('error'). */
@@ -174,7 +173,8 @@ export class Spawner {
         break;
       case 'data': {
         const pipe = child.pipe(message.stream);
-        if (pipe && !pipe.destroyed) pipe.push(Buffer.from(message.chunk.buffer, message.chunk.byteOffset, message.chunk.byteLength));
+        if (pipe && !pipe.destroyed)
+          pipe.push(Buffer.from(message.chunk.buffer, message.chunk.byteOffset, message.chunk.byteLength));
         break;
       }
       case 'closed':

@@ -14,7 +14,11 @@ export const sessionHandlers = [
       daemon.config.get().maxSessions,
     );
     if (opened instanceof ExecdError) return opened;
-    return { sessionId: params.sessionId, reattached: opened.reattached, jobs: jobsForSessionOpen(params.sessionId, daemon.jobs) };
+    return {
+      sessionId: params.sessionId,
+      reattached: opened.reattached,
+      jobs: jobsForSessionOpen(params.sessionId, daemon.jobs),
+    };
   }),
 
   handler(SessionClose, async (params, { daemon, conn }) => {

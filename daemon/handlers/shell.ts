@@ -47,7 +47,11 @@ export function checkSpawnLimits(daemon: DaemonContext, stdin: string | undefine
 }
 
 /** The sandbox runner's wrapping of a spec (SPEC §6): undefined when unconfined, an error when it cannot be enforced. */
-export function confineSpec(daemon: DaemonContext, spec: ExecSpec, sessionId: string): Confinement | ExecdError | undefined {
+export function confineSpec(
+  daemon: DaemonContext,
+  spec: ExecSpec,
+  sessionId: string,
+): Confinement | ExecdError | undefined {
   const hiddenDirs = [daemon.stateDir];
   if (daemon.platform.socketIsFile) hiddenDirs.push(dirname(daemon.socketPath));
   return confine(daemon.sandbox, spec, { hiddenDirs, spillDir: sessionSpillDir(daemon, sessionId) });
@@ -86,7 +90,8 @@ export const shellHandlers = [
         outputToken === undefined
           ? undefined
           : (stream, text) => {
-              if (!conn.closed) void conn.rpc.sendProgress(OutputProgressType, outputToken, { stream, text }).catch(() => {});
+              if (!conn.closed)
+                void conn.rpc.sendProgress(OutputProgressType, outputToken, { stream, text }).catch(() => {});
             },
     });
     daemon.runs.add({ sessionId: params.sessionId, owner: conn, controller, done });

@@ -31,4 +31,3 @@ export function peekJob(job: Job, offsets: { stdoutOffset?: number; stderrOffset
     job: job.snapshot(),
   };
 }
-

@@ -10,7 +10,12 @@ import type { JobRecord } from './journal-entries.js';
 export function toRecord(job: Job): JobRecord {
   const { kind: _kind, ...snapshot } = job.snapshot();
   const { logPaths } = job.identity;
-  const record: JobRecord = { ...snapshot, stdoutPath: logPaths.stdout, stderrPath: logPaths.stderr, cursor: { ...job.cursor } };
+  const record: JobRecord = {
+    ...snapshot,
+    stdoutPath: logPaths.stdout,
+    stderrPath: logPaths.stderr,
+    cursor: { ...job.cursor },
+  };
   if (job.procStartTime !== undefined) record.procStartTime = job.procStartTime;
   return record;
 }

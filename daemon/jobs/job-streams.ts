@@ -112,7 +112,9 @@ export class LogFileStream implements JobStream {
 
   sliceFrom(from: number): StreamSlice {
     const { path } = this;
-    return windowSlice(from, this.totalBytes, this.windowBytes, (start, end) => (path === undefined ? undefined : readRange(path, start, end)));
+    return windowSlice(from, this.totalBytes, this.windowBytes, (start, end) =>
+      path === undefined ? undefined : readRange(path, start, end),
+    );
   }
 }
 

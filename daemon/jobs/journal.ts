@@ -42,7 +42,9 @@ export class JobJournal {
 
   /** Rewrites the journal from the current state and keeps it open for appends. */
   compact(): void {
-    const text = compactedEntries(this.source.state()).map((entry) => `${JSON.stringify(entry)}\n`).join('');
+    const text = compactedEntries(this.source.state())
+      .map((entry) => `${JSON.stringify(entry)}\n`)
+      .join('');
     const tmp = `${this.path}.tmp`;
     writeFileSync(tmp, text, { mode: 0o600 });
     renameSync(tmp, this.path);

@@ -39,7 +39,8 @@ export interface JobLaunchPlan {
  */
 export function planJobLaunch(spec: ExecSpec, confinement: Confinement | ExecdError | undefined): JobLaunchPlan {
   const { mode } = spec.sandboxPolicy;
-  if (confinement instanceof ExecdError) return { argv: spec.argv, sandbox: { mode, denied: false }, refused: confinement.message };
+  if (confinement instanceof ExecdError)
+    return { argv: spec.argv, sandbox: { mode, denied: false }, refused: confinement.message };
   const sandbox = sandboxReport(mode, confinement, false);
   if (!confinement) return { argv: spec.argv, sandbox };
   const denials = new DenialScanner();

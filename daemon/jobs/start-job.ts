@@ -45,7 +45,12 @@ interface Capture {
  * Creates the job and spawns its process. Resolves once the process runs (its pid is known) or
  * the spawn failed, in which case the job is already settled `failed`.
  */
-export async function startJob(spec: ExecSpec, plan: JobLaunchPlan, sessionId: string, ctx: StartJobContext): Promise<Job> {
+export async function startJob(
+  spec: ExecSpec,
+  plan: JobLaunchPlan,
+  sessionId: string,
+  ctx: StartJobContext,
+): Promise<Job> {
   const { config, table } = ctx;
   const id = table.allocateId();
   const logPaths = { stdout: join(ctx.logDir, `${id}.stdout`), stderr: join(ctx.logDir, `${id}.stderr`) };
@@ -56,7 +61,10 @@ export async function startJob(spec: ExecSpec, plan: JobLaunchPlan, sessionId: s
   };
   const job = new Job(
     { id, label: spec.command, ownerSession: sessionId, startedAt: new Date(), logPaths },
-    { stdout: new CapturedFileStream(capture.stdout, config.maxOutputBytes), stderr: new CollectedStream(capture.stderr) },
+    {
+      stdout: new CapturedFileStream(capture.stdout, config.maxOutputBytes),
+      stderr: new CollectedStream(capture.stderr),
+    },
   );
   job.sandbox = plan.sandbox;
   table.add(job);
@@ -71,7 +79,8 @@ export async function startJob(spec: ExecSpec, plan: JobLaunchPlan, sessionId: s
   if (missing) return failEarly({ kind: 'spawn-failed', reason: missing.message });
   const child = spawnShell(ctx.spawner, spec, ctx.stdin, plan.argv, { stdout: capture.stdout.target });
   const failure = await spawned(child, plan.argv[0]!);
-  if (failure) return failEarly({ kind: plan.runnerFailure ? 'runner-failed' : 'spawn-failed', reason: failure.message });
+  if (failure)
+    return failEarly({ kind: plan.runnerFailure ? 'runner-failed' : 'spawn-failed', reason: failure.message });
 
   job.pid = child.pid!;
   if (HAS_PROC) job.procStartTime = readProcStat(job.pid)?.startTime;
@@ -111,15 +120,30 @@ async function watchJob(
   const exit = { exitCode: rawExitCode, signal: rawSignal as string | null };
   const { exitCode, signal } = plan.exitFacts ? plan.exitFacts(exit, killing !== undefined) : exit;
 
-  await drainAfterExit(child, pid, ctx.config.graceMs, killRequested.then(() => killing));
+  await drainAfterExit(
+    child,
+    pid,
+    ctx.config.graceMs,
+    killRequested.then(() => killing),
+  );
   if (killing) await killing;
   child.stderr!.destroy();
   const leftover = !killing && groupAlive(pid);
   if (leftover) group.kind = 'leftover';
   else ctx.processes.untrack(group);
 
-  const { stdoutBytes, stderr } = finishCapture(job, capture, ctx.config.maxOutputBytes, leftover ? () => groupAlive(pid) : undefined);
-  const runnerFailed = plan.runnerFailure?.({ exitCode, stdoutBytes, stderr: stderr.text, stderrTruncated: stderr.truncated });
+  const { stdoutBytes, stderr } = finishCapture(
+    job,
+    capture,
+    ctx.config.maxOutputBytes,
+    leftover ? () => groupAlive(pid) : undefined,
+  );
+  const runnerFailed = plan.runnerFailure?.({
+    exitCode,
+    stdoutBytes,
+    stderr: stderr.text,
+    stderrTruncated: stderr.truncated,
+  });
   if (runnerFailed !== undefined) job.settle({ kind: 'runner-failed', reason: runnerFailed });
   else job.settle({ kind: 'exit', exitCode, signal, killRequested: job.killRequested });
 }

@@ -56,7 +56,14 @@ export async function probeBwrap(bwrapPath: string): Promise<string | undefined>
     const readable = join(hidden, 'readable');
     mkdirSync(readable, { recursive: true });
     const argv = bwrapArgv(
-      { mode: 'workspace-write', bwrapPath, workspaceRoot: scratch, workdir: scratch, hiddenDirs: [hidden], readableDirs: [readable] },
+      {
+        mode: 'workspace-write',
+        bwrapPath,
+        workspaceRoot: scratch,
+        workdir: scratch,
+        hiddenDirs: [hidden],
+        readableDirs: [readable],
+      },
       ['true'],
     );
     const result = await execa(argv[0]!, argv.slice(1), { reject: false, timeout: PROBE_TIMEOUT_MS, stdin: 'ignore' });
@@ -83,10 +90,15 @@ export function sandboxUnavailable(mode: SandboxMode, reason: string): ExecdErro
  * The confinement of a spec: undefined for `danger-full-access` (runs unconfined), the wrapped
  * argv for a confined mode, or SANDBOX_UNAVAILABLE when the runner does not work (fail closed).
  */
-export function confine(runner: SandboxRunner, spec: ExecSpec, places: DaemonPlaces): Confinement | ExecdError | undefined {
+export function confine(
+  runner: SandboxRunner,
+  spec: ExecSpec,
+  places: DaemonPlaces,
+): Confinement | ExecdError | undefined {
   const { mode, workspaceRoot } = spec.sandboxPolicy;
   if (!isConfined(mode)) return undefined;
-  if (runner.unavailable !== undefined) return sandboxUnavailable(mode, `${BWRAP} does not work here (${runner.unavailable})`);
+  if (runner.unavailable !== undefined)
+    return sandboxUnavailable(mode, `${BWRAP} does not work here (${runner.unavailable})`);
   // The spill directory must exist before bwrap can bind it.
   ensurePrivateDir(places.spillDir);
   const argv = bwrapArgv(

@@ -43,7 +43,10 @@ describe('execd config', { timeout: 180_000 }, () => {
     const run = await world.run(['run', '--', 'sleep 30']);
     expect(run.code).toBe(124);
     expect(run.stderr).toContain('[timed out after 400ms]');
-    expect(JSON.parse((await world.run(['config', 'get', '--json'])).stdout)).toMatchObject({ timeoutMs: 400, graceMs: 1000 });
+    expect(JSON.parse((await world.run(['config', 'get', '--json'])).stdout)).toMatchObject({
+      timeoutMs: 400,
+      graceMs: 1000,
+    });
   });
 
   it('set refuses a bad value with one line naming the field, and changes nothing', async () => {

@@ -40,7 +40,10 @@ describe('auto-start', { timeout: 180_000 }, () => {
     const world = cliWorld();
     mkdirSync(join(world.dir, 'run'), { mode: 0o700 });
     // A process that listens and is SIGKILLed leaves a socket file that refuses connections.
-    const holder = spawn(process.execPath, ['-e', `require('net').createServer().listen(${JSON.stringify(world.socketPath)})`]);
+    const holder = spawn(process.execPath, [
+      '-e',
+      `require('net').createServer().listen(${JSON.stringify(world.socketPath)})`,
+    ]);
     await waitFor(() => existsSync(world.socketPath), 'the foreign socket file');
     holder.kill('SIGKILL');
     await new Promise((resolve) => holder.once('exit', resolve));
@@ -64,7 +67,9 @@ describe('auto-start', { timeout: 180_000 }, () => {
     const [a, b] = [serve(), serve()];
     const loser = await Promise.race([a.done, b.done]);
     expect(loser.code).toBe(125);
-    expect(loser.stderr).toMatch(/^execd serve: another execd \(pid \d+\) already owns the (state directory|socket) .*\n$/);
+    expect(loser.stderr).toMatch(
+      /^execd serve: another execd \(pid \d+\) already owns the (state directory|socket) .*\n$/,
+    );
     expect(world.daemonPids()).toHaveLength(1);
     expect(await world.run(['run', '--', 'echo still-served'])).toMatchObject({ code: 0, stdout: 'still-served\n' });
     expect(world.daemonPids()).toHaveLength(1);
@@ -87,7 +92,9 @@ describe('auto-start', { timeout: 180_000 }, () => {
     const world = cliWorld({ env: { EXECD_IDLE_EXIT_MS: '1000' } });
     expect((await world.run(['run', '--', 'echo ok'])).stdout).toBe('ok\n');
     const log = join(world.stateDir, 'execd.log');
-    await waitFor(() => readFileSync(log, 'utf8').includes('"msg":"shut down"'), 'the idle daemon to shut down', { timeoutMs: 60_000 });
+    await waitFor(() => readFileSync(log, 'utf8').includes('"msg":"shut down"'), 'the idle daemon to shut down', {
+      timeoutMs: 60_000,
+    });
     expect(readFileSync(log, 'utf8')).toContain('"reason":"idle"');
     expect(await waitPidsGone(world.daemonPids())).toEqual([]);
     expect(existsSync(world.socketPath)).toBe(false);

@@ -2,7 +2,20 @@
 import { describe, expect, it } from 'vitest';
 import { cliWorld } from '../helpers/cli.js';
 
-const SUBCOMMANDS = ['serve', 'run', 'start', 'jobs', 'read', 'peek', 'wait', 'kill', 'release', 'status', 'config', 'stop'];
+const SUBCOMMANDS = [
+  'serve',
+  'run',
+  'start',
+  'jobs',
+  'read',
+  'peek',
+  'wait',
+  'kill',
+  'release',
+  'status',
+  'config',
+  'stop',
+];
 
 describe('execd --help and usage errors', { timeout: 180_000 }, () => {
   it('lists every subcommand in `execd --help`', async () => {
@@ -36,7 +49,9 @@ describe('execd --help and usage errors', { timeout: 180_000 }, () => {
     const results = await Promise.all(SUBCOMMANDS.map((name) => world.run([name, '--no-such-flag'])));
     results.forEach((result, i) => {
       expect(result.code).toBe(2);
-      expect(result.stderr).toBe(`execd ${SUBCOMMANDS[i]}: unknown option '--no-such-flag' (see 'execd ${SUBCOMMANDS[i]} --help')\n`);
+      expect(result.stderr).toBe(
+        `execd ${SUBCOMMANDS[i]}: unknown option '--no-such-flag' (see 'execd ${SUBCOMMANDS[i]} --help')\n`,
+      );
     });
     expect(world.daemonPids()).toEqual([]);
   });

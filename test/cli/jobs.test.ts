@@ -21,7 +21,9 @@ describe('execd job subcommands', { timeout: 180_000 }, () => {
     expect(start.stdout).toMatch(/^bash-\d+\n$/);
     const job = start.stdout.trim();
     // Peek until the first line is there: peeking consumes nothing, so a read still gets it.
-    await waitFor(async () => (await world.run(['peek', job])).stdout.startsWith('1\n'), 'the first line', { timeoutMs: 60_000 });
+    await waitFor(async () => (await world.run(['peek', job])).stdout.startsWith('1\n'), 'the first line', {
+      timeoutMs: 60_000,
+    });
     expect((await world.run(['peek', job])).stdout).toMatch(/^1\n/);
     const first = await world.run(['read', job]);
     expect(first.code).toBe(0);
@@ -39,7 +41,9 @@ describe('execd job subcommands', { timeout: 180_000 }, () => {
     const world = cliWorld();
     // The job cannot end before the test has seen its first line streamed.
     const go = join(world.dir, 'go');
-    const job = (await world.run(['start', '--', `echo begin; until [ -e ${go} ]; do sleep 0.05; done; echo oops >&2; exit 3`])).stdout.trim();
+    const job = (
+      await world.run(['start', '--', `echo begin; until [ -e ${go} ]; do sleep 0.05; done; echo oops >&2; exit 3`])
+    ).stdout.trim();
     const follow = world.spawn(['read', '--follow', job]);
     await waitFor(() => follow.stdout().includes('begin\n'), 'streamed job output', { timeoutMs: 60_000 });
     expect(follow.proc.exitCode).toBeNull();
@@ -48,7 +52,7 @@ describe('execd job subcommands', { timeout: 180_000 }, () => {
     expect(result).toMatchObject({ code: 3, stdout: 'begin\n[stderr]\noops\n', stderr: '[exit code: 3]\n' });
   });
 
-  it('jobs lists real jobs: the session\'s as a table, --all across sessions, --json', async () => {
+  it("jobs lists real jobs: the session's as a table, --all across sessions, --json", async () => {
     const world = cliWorld();
     const quick = (await world.run(['start', '--', 'exit 3'])).stdout.trim();
     const other = (await world.run(['start', '--session', 'other', '--', 'true'])).stdout.trim();
@@ -62,21 +66,30 @@ describe('execd job subcommands', { timeout: 180_000 }, () => {
     expect(listed.map((job) => job.id)).toEqual([quick]);
   });
 
-  it('wait exits with the job\'s code (124 while it runs); kill and release work by id', async () => {
+  it("wait exits with the job's code (124 while it runs); kill and release work by id", async () => {
     const world = cliWorld();
     const slow = JSON.parse((await world.run(['start', '--json', '--', 'sleep 300'])).stdout) as ShellStartResult;
-    expect(await world.run(['wait', '--timeout', '100', slow.jobId])).toMatchObject({ code: 124, stdout: `${slow.jobId} running\n` });
+    expect(await world.run(['wait', '--timeout', '100', slow.jobId])).toMatchObject({
+      code: 124,
+      stdout: `${slow.jobId} running\n`,
+    });
     expect(await world.run(['kill', slow.jobId])).toMatchObject({ code: 0, stdout: `killed ${slow.jobId}\n` });
     expect(pidAlive(slow.pid)).toBe(false);
-    expect(await world.run(['wait', slow.jobId])).toMatchObject({ code: 143, stdout: `${slow.jobId} killed (signal: SIGTERM)\n` });
-    expect(await world.run(['kill', slow.jobId])).toMatchObject({ code: 0, stdout: `${slow.jobId} had already ended\n` });
+    expect(await world.run(['wait', slow.jobId])).toMatchObject({
+      code: 143,
+      stdout: `${slow.jobId} killed (signal: SIGTERM)\n`,
+    });
+    expect(await world.run(['kill', slow.jobId])).toMatchObject({
+      code: 0,
+      stdout: `${slow.jobId} had already ended\n`,
+    });
     expect(await world.run(['release', slow.jobId])).toMatchObject({ code: 0, stdout: `released ${slow.jobId}\n` });
     const gone = await world.run(['read', slow.jobId]);
     expect(gone.code).toBe(125);
     expect(gone.stderr.trim().split('\n')).toHaveLength(1);
   });
 
-  it("a job of another session is refused on one line; --session reaches it", async () => {
+  it('a job of another session is refused on one line; --session reaches it', async () => {
     const world = cliWorld();
     const job = (await world.run(['start', '--session', 'other', '--', 'echo mine'])).stdout.trim();
     const refused = await world.run(['read', job]);
@@ -87,8 +100,14 @@ describe('execd job subcommands', { timeout: 180_000 }, () => {
 
   it('stop shuts down gracefully: running jobs are killed and the socket is gone', async () => {
     const world = cliWorld();
-    const started = JSON.parse((await world.run(['start', '--json', '--', 'sleep 300 & echo $!; wait'])).stdout) as ShellStartResult;
-    await waitFor(async () => /^\d+\n$/.test((await world.run(['peek', started.jobId])).stdout), 'the job to print its child pid', { timeoutMs: 60_000 });
+    const started = JSON.parse(
+      (await world.run(['start', '--json', '--', 'sleep 300 & echo $!; wait'])).stdout,
+    ) as ShellStartResult;
+    await waitFor(
+      async () => /^\d+\n$/.test((await world.run(['peek', started.jobId])).stdout),
+      'the job to print its child pid',
+      { timeoutMs: 60_000 },
+    );
     const child = Number((await world.run(['peek', started.jobId])).stdout);
     const daemons = world.daemonPids();
     expect(daemons).toHaveLength(1);

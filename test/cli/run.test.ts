@@ -41,7 +41,9 @@ describe('execd run', { timeout: 180_000 }, () => {
   it('streams output before the command ends; Ctrl-C aborts the run and exits 130', async () => {
     const world = cliWorld();
     const cli = world.spawn(['run', '--', 'echo first; echo err-first >&2; sleep 30; echo never']);
-    await waitFor(() => cli.stdout().includes('first\n') && cli.stderr().includes('err-first\n'), 'streamed output', { timeoutMs: 60_000 });
+    await waitFor(() => cli.stdout().includes('first\n') && cli.stderr().includes('err-first\n'), 'streamed output', {
+      timeoutMs: 60_000,
+    });
     expect(cli.proc.exitCode).toBeNull();
     cli.proc.kill('SIGINT');
     const result = await cli.done;
@@ -77,8 +79,14 @@ describe('execd run', { timeout: 180_000 }, () => {
   it('takes --socket and --state-dir flags before or after the subcommand', async () => {
     const world = cliWorld();
     const env = { EXECD_SOCKET: join(world.dir, 'nowhere.sock'), EXECD_STATE_DIR: join(world.dir, 'nowhere') };
-    const before = await world.run(['--socket', world.socketPath, '--state-dir', world.stateDir, 'run', '--', 'echo a'], { env });
-    const after = await world.run(['run', `--socket=${world.socketPath}`, '--state-dir', world.stateDir, '--', 'echo b'], { env });
+    const before = await world.run(
+      ['--socket', world.socketPath, '--state-dir', world.stateDir, 'run', '--', 'echo a'],
+      { env },
+    );
+    const after = await world.run(
+      ['run', `--socket=${world.socketPath}`, '--state-dir', world.stateDir, '--', 'echo b'],
+      { env },
+    );
     expect([before.stdout, after.stdout]).toEqual(['a\n', 'b\n']);
     expect(world.daemonPids()).toHaveLength(1);
     expect(existsSync(env.EXECD_STATE_DIR)).toBe(false);

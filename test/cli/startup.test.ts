@@ -9,7 +9,19 @@ import { CLI } from '../helpers/daemon.js';
 import { cliWorld } from '../helpers/cli.js';
 import { DIST_URL, traceModules, zodFiles } from '../helpers/loaded-modules.js';
 
-const OTHER_SUBCOMMANDS = ['serve', 'start', 'jobs', 'read', 'peek', 'wait', 'kill', 'release', 'status', 'config', 'stop'];
+const OTHER_SUBCOMMANDS = [
+  'serve',
+  'start',
+  'jobs',
+  'read',
+  'peek',
+  'wait',
+  'kill',
+  'release',
+  'status',
+  'config',
+  'stop',
+];
 
 describe('execd run start-up', { timeout: 120_000 }, () => {
   it('with a daemon running, loads only the run subcommand and the client library', async () => {
@@ -24,9 +36,13 @@ describe('execd run start-up', { timeout: 120_000 }, () => {
     expect(loaded).toContain(`${DIST_URL}/client/connection.js`);
     expect(zodFiles(loaded)).toEqual([]);
     expect(loaded.filter((url) => url.startsWith(`${DIST_URL}/daemon/`))).toEqual([]);
-    const unneeded = [...OTHER_SUBCOMMANDS, 'ensure-daemon', 'detach'].map((name) => `${DIST_URL}/client/cli/${name}.js`);
+    const unneeded = [...OTHER_SUBCOMMANDS, 'ensure-daemon', 'detach'].map(
+      (name) => `${DIST_URL}/client/cli/${name}.js`,
+    );
     expect(loaded.filter((url) => unneeded.includes(url))).toEqual([]);
-    expect(traced.cjs).toContainEqual(expect.stringMatching(/\/node_modules\/vscode-jsonrpc\/lib\/common\/connection\.js$/));
+    expect(traced.cjs).toContainEqual(
+      expect.stringMatching(/\/node_modules\/vscode-jsonrpc\/lib\/common\/connection\.js$/),
+    );
     expect(traced.esm.filter((url) => url.includes('/node_modules/vscode-jsonrpc/'))).toEqual([]);
     expect(traced.cjs.filter((url) => url.endsWith('/node_modules/vscode-jsonrpc/lib/node/main.js'))).toEqual([]);
     expect(world.daemonPids()).toHaveLength(1);

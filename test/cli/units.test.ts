@@ -33,8 +33,22 @@ describe('CLI units', () => {
   });
 
   it('formats aligned tables without trailing blanks, durations and sizes', () => {
-    expect(formatTable(['ID', 'COMMAND'], [['bash-10', 'echo a\nb'], ['bash-2', '']])).toBe('ID       COMMAND\nbash-10  echo a b\nbash-2\n');
-    expect([850, 12_000, 303_000, 7_440_000, 90_000_000].map(formatDuration)).toEqual(['850ms', '12s', '5m 3s', '2h 4m', '1d 1h']);
+    expect(
+      formatTable(
+        ['ID', 'COMMAND'],
+        [
+          ['bash-10', 'echo a\nb'],
+          ['bash-2', ''],
+        ],
+      ),
+    ).toBe('ID       COMMAND\nbash-10  echo a b\nbash-2\n');
+    expect([850, 12_000, 303_000, 7_440_000, 90_000_000].map(formatDuration)).toEqual([
+      '850ms',
+      '12s',
+      '5m 3s',
+      '2h 4m',
+      '1d 1h',
+    ]);
     expect([512, 12_595, 4 * 1024 * 1024].map(formatBytes)).toEqual(['512 B', '12.3 KiB', '4.0 MiB']);
   });
 
@@ -56,7 +70,9 @@ describe('CLI units', () => {
       '[job bash-1: failed (daemon restarted while the job was running)]',
     );
     expect(jobMarker(job({ status: 'killed', detail: 'killed before exit' }))).toBe('[job bash-1: killed]');
-    expect(describeJob(job({ status: 'completed', exitCode: 0, detail: 'exit code: 0' }))).toBe('bash-1 completed (exit code: 0)');
+    expect(describeJob(job({ status: 'completed', exitCode: 0, detail: 'exit code: 0' }))).toBe(
+      'bash-1 completed (exit code: 0)',
+    );
   });
 
   it('gives an auto-started daemon an idle exit unless EXECD_IDLE_EXIT_MS says otherwise', () => {

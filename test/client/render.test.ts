@@ -15,7 +15,12 @@ const result = runResult;
 const out = (text: string) => ({ text, truncated: false });
 
 /** Each case: a result, the exact text, and the exit status the parse must recover. */
-const CASES: Array<{ name: string; result: ShellRunResult; text: string; status: { exitCode: number } | { signal: string } }> = [
+const CASES: Array<{
+  name: string;
+  result: ShellRunResult;
+  text: string;
+  status: { exitCode: number } | { signal: string };
+}> = [
   { name: 'plain output', result: result({ stdout: out('hello\n') }), text: 'hello\n', status: { exitCode: 0 } },
   { name: 'empty output', result: result(), text: '(no output)', status: { exitCode: 0 } },
   {
@@ -61,8 +66,18 @@ const CASES: Array<{ name: string; result: ShellRunResult; text: string; status:
     text: 'cleaned up\n[timed out after 1500ms]',
     status: { exitCode: 0 },
   },
-  { name: 'exit 2', result: result({ exitCode: 2, stdout: out('no such file\n') }), text: 'no such file\n[exit code: 2]', status: { exitCode: 2 } },
-  { name: 'exit 1 with no output', result: result({ exitCode: 1 }), text: '(no output)\n[exit code: 1]', status: { exitCode: 1 } },
+  {
+    name: 'exit 2',
+    result: result({ exitCode: 2, stdout: out('no such file\n') }),
+    text: 'no such file\n[exit code: 2]',
+    status: { exitCode: 2 },
+  },
+  {
+    name: 'exit 1 with no output',
+    result: result({ exitCode: 1 }),
+    text: '(no output)\n[exit code: 1]',
+    status: { exitCode: 1 },
+  },
   {
     name: 'sandbox denial, exit marker last',
     result: result({
@@ -134,7 +149,11 @@ describe('renderResult', () => {
   }
 
   it('adds the escalation hint right after the denial marker, before the exit marker', () => {
-    const r = result({ exitCode: 1, stdout: out('x\n'), sandbox: { mode: 'read-only', denied: true, enforcement: 'bwrap' } });
+    const r = result({
+      exitCode: 1,
+      stdout: out('x\n'),
+      sandbox: { mode: 'read-only', denied: true, enforcement: 'bwrap' },
+    });
     const hint = escalationHintLine(['workspace-write', 'danger-full-access']);
     expect(hint).toBe(
       '[sandbox: to retry with wider file access, call again with sandbox_permissions (workspace-write or danger-full-access) and a justification]',
@@ -199,7 +218,12 @@ describe('renderProcessRead', () => {
   });
 
   it('renders the lossy notice with both log files', () => {
-    const r = read({ delta: 'late\n', lossy: true, stdoutSpillPath: '/s/bash-3.stdout', stderrSpillPath: '/s/bash-3.stderr' });
+    const r = read({
+      delta: 'late\n',
+      lossy: true,
+      stdoutSpillPath: '/s/bash-3.stdout',
+      stderrSpillPath: '/s/bash-3.stderr',
+    });
     expect(renderProcessRead(r)).toBe(
       'late\n[some output was dropped from memory; full output: /s/bash-3.stdout, /s/bash-3.stderr]\n[job bash-3: running]',
     );
@@ -220,13 +244,19 @@ describe('renderProcessRead', () => {
 
   it('renders a kill by signal and a clean completion', () => {
     const killed = job({ status: 'killed', signal: 'SIGTERM', detail: 'signal: SIGTERM' });
-    expect(renderProcessRead(read({ job: killed }))).toBe('(no new output)\n[job bash-3: killed]\n[killed by signal: SIGTERM]');
+    expect(renderProcessRead(read({ job: killed }))).toBe(
+      '(no new output)\n[job bash-3: killed]\n[killed by signal: SIGTERM]',
+    );
     const ok = job({ status: 'completed', exitCode: 0, detail: 'exit code: 0' });
     expect(renderProcessRead(read({ delta: 'done\n', job: ok }))).toBe('done\n[job bash-3: completed]');
   });
 
   it('names the cause of a failed job, and a sandbox runner failure', () => {
-    const failed = job({ status: 'failed', detail: 'spawn failed: ENOENT', sandbox: { mode: 'read-only', denied: false, runnerFailed: true } });
+    const failed = job({
+      status: 'failed',
+      detail: 'spawn failed: ENOENT',
+      sandbox: { mode: 'read-only', denied: false, runnerFailed: true },
+    });
     expect(renderProcessRead(read({ job: failed }))).toBe(
       '(no new output)\n[sandbox: the read-only runner failed before the command ran]\n[job bash-3: failed (spawn failed: ENOENT)]',
     );
@@ -240,7 +270,9 @@ describe('renderProcessRead', () => {
   });
 
   it('renders [stderr] sections of the delta as the daemon sent them', () => {
-    expect(renderProcessRead(read({ delta: 'out\n[stderr]\nerr\n' }))).toBe('out\n[stderr]\nerr\n[job bash-3: running]');
+    expect(renderProcessRead(read({ delta: 'out\n[stderr]\nerr\n' }))).toBe(
+      'out\n[stderr]\nerr\n[job bash-3: running]',
+    );
   });
 });
 

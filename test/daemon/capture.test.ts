@@ -55,7 +55,10 @@ describe('output capture', () => {
     const daemon = await startDaemon({ config: { maxOutputBytes: 10 } });
     const client = await daemon.session('s1');
     // "é" is 2 bytes, "€" 3: a 10-byte window over "aé€€€" cuts inside a character.
-    const result = await client.run({ sessionId: 's1', command: "printf 'a\\xc3\\xa9\\xe2\\x82\\xac\\xe2\\x82\\xac\\xe2\\x82\\xac'" });
+    const result = await client.run({
+      sessionId: 's1',
+      command: "printf 'a\\xc3\\xa9\\xe2\\x82\\xac\\xe2\\x82\\xac\\xe2\\x82\\xac'",
+    });
     expect(result.stdout.truncated).toBe(true);
     expect(result.stdout.text).toBe('€€€');
     expect(result.stdout.text).not.toContain('\uFFFD');

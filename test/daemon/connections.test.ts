@@ -27,7 +27,12 @@ describe('connections', () => {
       code: -32001,
     });
     const raw = await rawConnect(daemon.socketPath);
-    raw.send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: 1, token: 'nope', client: { name: 'x' } } });
+    raw.send({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: 1, token: 'nope', client: { name: 'x' } },
+    });
     await raw.closed;
     expect(raw.messages[0]?.error).toMatchObject({ code: -32001, data: { code: 'UNAUTHORIZED' } });
   });
@@ -39,7 +44,10 @@ describe('connections', () => {
       raw.send({ jsonrpc: '2.0', id: 7, method, params: { sessionId: 's', command: 'touch /tmp/never' } });
       await raw.closed;
       expect(raw.messages).toEqual([
-        expect.objectContaining({ id: 7, error: expect.objectContaining({ code: -32001, data: { code: 'UNAUTHORIZED' } }) }),
+        expect.objectContaining({
+          id: 7,
+          error: expect.objectContaining({ code: -32001, data: { code: 'UNAUTHORIZED' } }),
+        }),
       ]);
     }
   });
@@ -59,7 +67,9 @@ describe('connections', () => {
     expect(ra.stdout.text).toBe(`${dirA}\nagent-a\n`);
     expect(rb.stdout.text).toBe(`${dirB}\nagent-b\n`);
     // A session belongs to the connections that opened it.
-    await expect(a.run({ sessionId: 'agent-b', command: 'true' })).rejects.toMatchObject({ errorName: 'SESSION_NOT_FOUND' });
+    await expect(a.run({ sessionId: 'agent-b', command: 'true' })).rejects.toMatchObject({
+      errorName: 'SESSION_NOT_FOUND',
+    });
   });
 
   it('reattaches: a second connection opening an existing session gets reattached true', async () => {
@@ -68,7 +78,10 @@ describe('connections', () => {
     expect(await first.call(SessionOpen, { sessionId: 's1', cwd: daemon.dir })).toMatchObject({ reattached: false });
     first.close();
     const second = await daemon.connect();
-    expect(await second.call(SessionOpen, { sessionId: 's1', cwd: daemon.dir })).toMatchObject({ reattached: true, jobs: [] });
+    expect(await second.call(SessionOpen, { sessionId: 's1', cwd: daemon.dir })).toMatchObject({
+      reattached: true,
+      jobs: [],
+    });
   });
 
   it('kills the process tree of a run whose client was killed mid-run', async () => {
@@ -91,7 +104,11 @@ describe('connections', () => {
     const daemon = await startDaemon();
     const good = await daemon.session('good');
     const slow = good.run({ sessionId: 'good', command: 'sleep 0.3; echo survived' });
-    for (const garbage of ['Content-Length: 9\r\n\r\n{not json', 'Content-Length: abc\r\n\r\n{}', 'garbage without headers\r\n\r\n']) {
+    for (const garbage of [
+      'Content-Length: 9\r\n\r\n{not json',
+      'Content-Length: abc\r\n\r\n{}',
+      'garbage without headers\r\n\r\n',
+    ]) {
       const raw = await rawConnect(daemon.socketPath);
       raw.sendBytes(garbage);
       await raw.closed;

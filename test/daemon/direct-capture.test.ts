@@ -55,14 +55,20 @@ describe('direct capture', () => {
   it('keeps a reported spill file at the answered output while a leftover writes on', async () => {
     const daemon = await startDaemon({ config: { maxOutputBytes: 100, graceMs: 300 } });
     const client = await daemon.session('s1');
-    const result = await client.run({ sessionId: 's1', command: 'seq 1 3000; (sleep 1; echo late; echo $BASHPID > leftover.pid) &' });
+    const result = await client.run({
+      sessionId: 's1',
+      command: 'seq 1 3000; (sleep 1; echo late; echo $BASHPID > leftover.pid) &',
+    });
     expect(result.stdout.truncated).toBe(true);
     const spill = result.stdout.spillPath!;
     expect(readFileSync(spill, 'utf8')).toBe(seq(3000));
     const pidFile = join(daemon.dir, 'leftover.pid');
     await waitFor(() => existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim() !== '', 'the leftover to write');
     expect(await waitPidsGone([Number(readFileSync(pidFile, 'utf8'))])).toEqual([]);
-    await waitFor(() => statSync(spill).size === seq(3000).length, 'the spill file to be cut back to the answered output');
+    await waitFor(
+      () => statSync(spill).size === seq(3000).length,
+      'the spill file to be cut back to the answered output',
+    );
     expect(readFileSync(spill, 'utf8')).toBe(seq(3000));
   });
 });

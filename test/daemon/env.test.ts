@@ -83,7 +83,11 @@ describe('child environment', () => {
   it('masks credential-shaped values in shell/resolve', async () => {
     const daemon = await startDaemon();
     const client = await daemon.session('s1');
-    const spec = await client.call(ShellResolve, { sessionId: 's1', command: 'true', env: { NPM_TOKEN: 'abc', PLAIN: 'v' } });
+    const spec = await client.call(ShellResolve, {
+      sessionId: 's1',
+      command: 'true',
+      env: { NPM_TOKEN: 'abc', PLAIN: 'v' },
+    });
     expect(spec.env.NPM_TOKEN).toBe('***');
     expect(spec.env.PLAIN).toBe('v');
   });

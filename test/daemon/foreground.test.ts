@@ -41,7 +41,11 @@ describe('foreground run', () => {
   it('keeps exit code 0 of a command that traps TERM, and still says it timed out', async () => {
     const daemon = await startDaemon();
     const client = await daemon.session('s1');
-    const result = await client.run({ sessionId: 's1', command: "trap 'exit 0' TERM; sleep 30 & wait", timeoutMs: 200 });
+    const result = await client.run({
+      sessionId: 's1',
+      command: "trap 'exit 0' TERM; sleep 30 & wait",
+      timeoutMs: 200,
+    });
     expect(result).toMatchObject({ exitCode: 0, signal: null, timedOut: true, aborted: false });
   });
 
@@ -93,7 +97,10 @@ describe('foreground run', () => {
   it('runs the command string unparsed through bash -c', async () => {
     const daemon = await startDaemon();
     const client = await daemon.session('s1');
-    const result = await client.call(ShellRun, { sessionId: 's1', command: 'echo "$0" "$BASH_VERSION" | cut -c1-4; printf "%s|" a\\ b "c d"' });
+    const result = await client.call(ShellRun, {
+      sessionId: 's1',
+      command: 'echo "$0" "$BASH_VERSION" | cut -c1-4; printf "%s|" a\\ b "c d"',
+    });
     expect(result.stdout.text).toBe('bash\na b|c d|');
   });
 });

@@ -15,7 +15,10 @@ describe('FrameGuard', () => {
   it('refuses a declared body larger than maxMessageBytes before it arrives', () => {
     const guard = new FrameGuard(() => 100);
     expect(guard.feed(frame('{}'))).toBeUndefined();
-    expect(guard.feed(Buffer.from('Content-Length: 101\r\n\r\n'))).toEqual({ code: 'LIMIT_EXCEEDED', message: 'message of 101 bytes is larger than maxMessageBytes (100)' });
+    expect(guard.feed(Buffer.from('Content-Length: 101\r\n\r\n'))).toEqual({
+      code: 'LIMIT_EXCEEDED',
+      message: 'message of 101 bytes is larger than maxMessageBytes (100)',
+    });
   });
 
   it('reads maxMessageBytes for every frame', () => {
@@ -23,7 +26,9 @@ describe('FrameGuard', () => {
     const guard = new FrameGuard(() => max);
     expect(guard.feed(frame('y'.repeat(500)))).toBeUndefined();
     max = 10;
-    expect(guard.feed(frame('y'.repeat(500)))).toMatchObject({ message: expect.stringMatching(/maxMessageBytes \(10\)/) });
+    expect(guard.feed(frame('y'.repeat(500)))).toMatchObject({
+      message: expect.stringMatching(/maxMessageBytes \(10\)/),
+    });
   });
 
   it('does not count body bytes that look like headers', () => {
@@ -35,7 +40,10 @@ describe('FrameGuard', () => {
   it('refuses a header that never ends', () => {
     const guard = new FrameGuard(() => 100);
     expect(guard.feed(Buffer.alloc(MAX_HEADER_BYTES - 1, 'a'))).toBeUndefined();
-    expect(guard.feed(Buffer.from('aa'))).toEqual({ code: 'PARSE_ERROR', message: `frame header longer than ${MAX_HEADER_BYTES} bytes` });
+    expect(guard.feed(Buffer.from('aa'))).toEqual({
+      code: 'PARSE_ERROR',
+      message: `frame header longer than ${MAX_HEADER_BYTES} bytes`,
+    });
   });
 
   it('ends a header exactly where vscode-jsonrpc does (CR CR LF CR LF is not an end)', () => {
@@ -43,7 +51,10 @@ describe('FrameGuard', () => {
     expect(guard.feed(Buffer.from('Content-Length: 2\r\r\n\r\n'))).toBeUndefined();
     // Still inside the header: the next blank line ends it, and the empty line inside the block is
     // refused as the reader refuses it.
-    expect(guard.feed(Buffer.from('Content-Length: 500\r\n\r\n'))).toEqual({ code: 'PARSE_ERROR', message: 'frame header line without a colon' });
+    expect(guard.feed(Buffer.from('Content-Length: 500\r\n\r\n'))).toEqual({
+      code: 'PARSE_ERROR',
+      message: 'frame header line without a colon',
+    });
   });
 
   it('parses Content-Length like the reader, but refuses what the reader would misread', () => {

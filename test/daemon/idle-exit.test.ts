@@ -5,7 +5,10 @@ import { daemonIsIdle, watchIdle } from '../../daemon/idle-exit.js';
 import { waitFor } from '../helpers/wait.js';
 
 function context(facts: { heldSessions?: number; runs?: number; processes?: number }): DaemonContext {
-  const sessions = [{ connections: new Set(Array.from({ length: facts.heldSessions ?? 0 }, (_, i) => i)) }, { connections: new Set() }];
+  const sessions = [
+    { connections: new Set(Array.from({ length: facts.heldSessions ?? 0 }, (_, i) => i)) },
+    { connections: new Set() },
+  ];
   return {
     sessions: { all: () => sessions },
     runs: { size: facts.runs ?? 0 },
@@ -24,7 +27,11 @@ describe('idle exit', () => {
   it('fires no sooner than idleMs after the last busy moment', async () => {
     let busy = true;
     const firedAt: number[] = [];
-    const stop = watchIdle(() => !busy, 200, () => firedAt.push(Date.now()));
+    const stop = watchIdle(
+      () => !busy,
+      200,
+      () => firedAt.push(Date.now()),
+    );
     try {
       const idleFrom = Date.now();
       busy = false;

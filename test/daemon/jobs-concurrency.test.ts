@@ -35,7 +35,9 @@ describe('background jobs under concurrency', () => {
         const sessionId = `session-${s}`;
         const client = await daemon.session(sessionId);
         const tags = Array.from({ length: JOBS_PER_SESSION }, (_, j) => `S${s}J${j}`);
-        const jobs = await Promise.all(tags.map((tag) => client.call(ShellStart, { sessionId, command: command(tag) })));
+        const jobs = await Promise.all(
+          tags.map((tag) => client.call(ShellStart, { sessionId, command: command(tag) })),
+        );
         const reads = await Promise.all(jobs.map(({ jobId }) => readToEnd(client, sessionId, jobId, 25)));
         reads.forEach((read, j) => {
           const tag = tags[j]!;
@@ -50,7 +52,11 @@ describe('background jobs under concurrency', () => {
           expect(out.join('')).toBe(stdout);
           expect(err.join('')).toBe(stderr);
           expect(read.lossy).toBe(false);
-          expect(read.last.job).toMatchObject({ status: 'completed', stdoutBytes: stdout.length, stderrBytes: stderr.length });
+          expect(read.last.job).toMatchObject({
+            status: 'completed',
+            stdoutBytes: stdout.length,
+            stderrBytes: stderr.length,
+          });
           bytes += stdout.length + stderr.length;
         });
       }),

@@ -18,10 +18,15 @@ describe('job journal and crash recovery', () => {
   it('after kill -9: running jobs failed, their processes gone, settled output readable, ids continue', async () => {
     const first = await startDaemon();
     const client = await first.session('s1');
-    const { jobId: doneId } = await client.call(ShellStart, { sessionId: 's1', command: 'echo before the crash; seq 1 5000' });
+    const { jobId: doneId } = await client.call(ShellStart, {
+      sessionId: 's1',
+      command: 'echo before the crash; seq 1 5000',
+    });
     await waitJob(client, 's1', doneId);
     const tree = 'echo $$; sleep 300 & echo $!; wait';
-    const running = await Promise.all([1, 2, 3, 4, 5].map(() => client.call(ShellStart, { sessionId: 's1', command: tree })));
+    const running = await Promise.all(
+      [1, 2, 3, 4, 5].map(() => client.call(ShellStart, { sessionId: 's1', command: tree })),
+    );
     const pids = (
       await Promise.all(
         running.map(({ jobId }) =>
@@ -61,7 +66,9 @@ describe('job journal and crash recovery', () => {
     const { jobId: nextId } = await after.call(ShellStart, { sessionId: 's1', command: 'true' });
     const oldIds = [doneId, ...running.map((job) => job.jobId)].map(idNumber);
     expect(idNumber(nextId)).toBeGreaterThan(Math.max(...oldIds));
-    console.log(`recovered ${failed.length} interrupted jobs, ${orphans.length} orphaned processes killed by recovery and ${pids.length - orphans.length} by the spawner, read ${expected.length} bytes of a settled job; next id ${nextId}`);
+    console.log(
+      `recovered ${failed.length} interrupted jobs, ${orphans.length} orphaned processes killed by recovery and ${pids.length - orphans.length} by the spawner, read ${expected.length} bytes of a settled job; next id ${nextId}`,
+    );
   });
 
   it('after a graceful stop: jobs that ran were killed, settled and readable, their reader where it was', async () => {

@@ -31,7 +31,10 @@ describe('background jobs and sessions', () => {
     const daemon = await startDaemon();
     const first = await daemon.session('s1');
     const { jobId } = await first.call(ShellStart, { sessionId: 's1', command: gated(daemon.dir, 'go', 'end') });
-    await waitFor(async () => (await first.call(JobRead, { sessionId: 's1', jobId })).delta === 'first\n', 'the first line');
+    await waitFor(
+      async () => (await first.call(JobRead, { sessionId: 's1', jobId })).delta === 'first\n',
+      'the first line',
+    );
     first.close();
     const second = await daemon.connect();
     await waitSessionUnheld(second, 's1');
@@ -46,7 +49,10 @@ describe('background jobs and sessions', () => {
     expect(opened.reattached).toBe(true);
     expect(opened.jobs.map((job) => [job.id, job.status])).toEqual([[jobId, 'running']]);
     let between = '';
-    await waitFor(async () => (between += (await second.call(JobRead, { sessionId: 's1', jobId })).delta) === 'after-go\n', 'the line written while nobody was connected');
+    await waitFor(
+      async () => (between += (await second.call(JobRead, { sessionId: 's1', jobId })).delta) === 'after-go\n',
+      'the line written while nobody was connected',
+    );
 
     writeFileSync(join(daemon.dir, 'end'), '');
     const notice = await waitFor(() => exited[0], 'job/exited');
@@ -88,7 +94,9 @@ describe('background jobs and sessions', () => {
 
     const back = await daemon.connect();
     const opened = await back.call(SessionOpen, { sessionId: 's1', cwd: daemon.dir });
-    expect(opened.jobs.map((job: JobSnapshot) => [job.id, job.status, job.reported])).toEqual([[jobId, 'completed', false]]);
+    expect(opened.jobs.map((job: JobSnapshot) => [job.id, job.status, job.reported])).toEqual([
+      [jobId, 'completed', false],
+    ]);
     expect((await back.call(JobRead, { sessionId: 's1', jobId })).delta).toBe('first\nafter-go\n');
     const again = await back.call(SessionOpen, { sessionId: 's1', cwd: daemon.dir });
     expect(again.jobs).toEqual([]);
@@ -99,7 +107,9 @@ describe('background jobs and sessions', () => {
     const daemon = await startDaemon();
     const client = await daemon.session('s1');
     const command = 'echo $$; sleep 300 & echo $!; wait';
-    const ids = await Promise.all([1, 2, 3].map(async () => (await client.call(ShellStart, { sessionId: 's1', command })).jobId));
+    const ids = await Promise.all(
+      [1, 2, 3].map(async () => (await client.call(ShellStart, { sessionId: 's1', command })).jobId),
+    );
     const { jobId: done } = await client.call(ShellStart, { sessionId: 's1', command: 'echo settled' });
     await waitJob(client, 's1', done);
     const pids = (

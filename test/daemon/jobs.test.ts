@@ -67,7 +67,9 @@ describe('background jobs', () => {
     expect(readsWhileRunning).toBeGreaterThanOrEqual(1);
     const after = await client.call(JobRead, { sessionId: 's1', jobId: started.jobId });
     expect(after.delta).toBe('');
-    console.log(`read ${expected.length} bytes in ${reads} reads, ${readsWhileRunning} of them non-empty while the job ran`);
+    console.log(
+      `read ${expected.length} bytes in ${reads} reads, ${readsWhileRunning} of them non-empty while the job ran`,
+    );
   });
 
   it('puts new stderr in a [stderr] section, with a newline only when stdout does not end with one', async () => {
@@ -180,7 +182,12 @@ describe('background jobs', () => {
     const daemon = await startDaemon();
     const client = await daemon.session('s1');
     const { jobId } = await client.call(ShellStart, { sessionId: 's1', command: 'exit 7' });
-    expect(await waitJob(client, 's1', jobId)).toMatchObject({ status: 'completed', detail: 'exit code: 7', exitCode: 7, signal: null });
+    expect(await waitJob(client, 's1', jobId)).toMatchObject({
+      status: 'completed',
+      detail: 'exit code: 7',
+      exitCode: 7,
+      signal: null,
+    });
   });
 
   it("refuses every method on another session's job (FORBIDDEN) and unknown ids (JOB_NOT_FOUND)", async () => {
@@ -208,7 +215,9 @@ describe('background jobs', () => {
   it('refuses shell/start with BACKGROUND_DISABLED when background runs are off', async () => {
     const daemon = await startDaemon({ config: { enableRunInBackground: false } });
     const client = await daemon.session('s1');
-    const refused = await client.call(ShellStart, { sessionId: 's1', command: 'true' }).catch((error: ExecdRpcError) => error);
+    const refused = await client
+      .call(ShellStart, { sessionId: 's1', command: 'true' })
+      .catch((error: ExecdRpcError) => error);
     expect(refused).toBeInstanceOf(ExecdRpcError);
     expect((refused as ExecdRpcError).errorName).toBe('BACKGROUND_DISABLED');
     expect((refused as ExecdRpcError).message).toBe(BACKGROUND_DISABLED_MESSAGE);
@@ -219,7 +228,9 @@ describe('background jobs', () => {
     const daemon = await startDaemon({ config: { maxJobsPerSession: 2 } });
     const client = await daemon.session('s1');
     for (let i = 0; i < 2; i++) await client.call(ShellStart, { sessionId: 's1', command: 'sleep 300' });
-    const refused = await client.call(ShellStart, { sessionId: 's1', command: 'sleep 300' }).catch((error: ExecdRpcError) => error);
+    const refused = await client
+      .call(ShellStart, { sessionId: 's1', command: 'sleep 300' })
+      .catch((error: ExecdRpcError) => error);
     expect((refused as ExecdRpcError).errorName).toBe('LIMIT_EXCEEDED');
     expect((refused as ExecdRpcError).message).toBe('maxJobsPerSession limit reached (2)');
     const other = await daemon.session('s2');
@@ -235,9 +246,16 @@ describe('background jobs', () => {
     const flag = join(daemon.dir, 'go');
     const command = `printf 'a\\xe2\\x82'; while [ ! -e ${flag} ]; do sleep 0.02; done; printf '\\xac\\n'`;
     const { jobId } = await client.call(ShellStart, { sessionId: 's1', command });
-    await waitFor(async () => (await client.call(JobWait, { sessionId: 's1', jobId, timeoutMs: 1 })).stdoutBytes === 3, '3 bytes');
+    await waitFor(
+      async () => (await client.call(JobWait, { sessionId: 's1', jobId, timeoutMs: 1 })).stdoutBytes === 3,
+      '3 bytes',
+    );
     expect((await client.call(JobRead, { sessionId: 's1', jobId })).delta).toBe('a');
-    expect((await client.call(JobPeek, { sessionId: 's1', jobId })).stdout).toEqual({ text: 'a', nextOffset: 1, lossy: false });
+    expect((await client.call(JobPeek, { sessionId: 's1', jobId })).stdout).toEqual({
+      text: 'a',
+      nextOffset: 1,
+      lossy: false,
+    });
     expect((await client.call(JobRead, { sessionId: 's1', jobId })).delta).toBe('');
     writeFileSync(flag, '');
     await waitJob(client, 's1', jobId);

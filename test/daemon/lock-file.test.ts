@@ -40,7 +40,11 @@ describe('lock files', () => {
     const child = spawn('true');
     const deadPid = child.pid!;
     await new Promise((resolve) => child.once('exit', resolve));
-    for (const content of [JSON.stringify({ pid: deadPid }), JSON.stringify({ pid: process.pid, startTime: 1 }), 'garbage']) {
+    for (const content of [
+      JSON.stringify({ pid: deadPid }),
+      JSON.stringify({ pid: process.pid, startTime: 1 }),
+      'garbage',
+    ]) {
       const path = join(dir, 'stale.lock');
       writeFileSync(path, content);
       expect(liveHolder(path)).toBeUndefined();

@@ -25,7 +25,9 @@ describe('resolve and validation', () => {
   ])('refuses timeoutMs %s with InvalidParams naming the field', async (_label, value) => {
     const daemon = await startDaemon();
     const client = await daemon.session('s1');
-    const error = await rejection(client.call(ShellRun, { sessionId: 's1', command: 'true', timeoutMs: value as number }));
+    const error = await rejection(
+      client.call(ShellRun, { sessionId: 's1', command: 'true', timeoutMs: value as number }),
+    );
     expect(error.code).toBe(-32602);
     expect(error.errorName).toBe('INVALID_PARAMS');
     expect(error.message).toBe('timeoutMs must be a positive finite number');
@@ -93,7 +95,10 @@ describe('configuration at run time', () => {
       [{ graceMs: 0 }, 'patch.graceMs must be a positive finite number'],
       [{ graceMs: 2_147_483_648 }, 'patch.graceMs must be at most 2147483647'],
       [{ timeoutMs: -5, maxOutputBytes: 10 }, 'patch.timeoutMs must be a positive finite number'],
-      [{ defaultSandboxMode: 'open' }, 'patch.defaultSandboxMode must be one of read-only, workspace-write, danger-full-access'],
+      [
+        { defaultSandboxMode: 'open' },
+        'patch.defaultSandboxMode must be one of read-only, workspace-write, danger-full-access',
+      ],
     ] as const) {
       const error = await rejection(client.call(ConfigSet, { patch: patch as never }));
       expect(error.errorName).toBe('INVALID_PARAMS');

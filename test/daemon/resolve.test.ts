@@ -35,7 +35,12 @@ describe('resolveSpec', () => {
     expect(resolveSpec({ sessionId: 's1', command: 'x', workdir: '/abs' }, ctx()).workdir).toBe('/abs');
     expect(resolveSpec({ sessionId: 's1', command: 'x', workdir: 'a/../b' }, ctx()).workdir).toBe('/work/s1/b');
     const noSessionCwd = { id: 's1' };
-    expect(resolveSpec({ sessionId: 's1', command: 'x' }, ctx({ session: noSessionCwd, config: { ...DEFAULT_CONFIG, cwd: '/cfg' } })).workdir).toBe('/cfg');
+    expect(
+      resolveSpec(
+        { sessionId: 's1', command: 'x' },
+        ctx({ session: noSessionCwd, config: { ...DEFAULT_CONFIG, cwd: '/cfg' } }),
+      ).workdir,
+    ).toBe('/cfg');
     expect(resolveSpec({ sessionId: 's1', command: 'x' }, ctx({ session: noSessionCwd })).workdir).toBe('/daemon');
   });
 
@@ -43,7 +48,8 @@ describe('resolveSpec', () => {
     const session = { id: 's1', cwd: '/w', sandbox: { mode: 'read-only' as const } };
     expect(resolveSpec({ sessionId: 's1', command: 'x' }, ctx({ session })).sandboxPolicy.mode).toBe('read-only');
     expect(
-      resolveSpec({ sessionId: 's1', command: 'x', sandboxPolicy: { mode: 'workspace-write' } }, ctx({ session })).sandboxPolicy.mode,
+      resolveSpec({ sessionId: 's1', command: 'x', sandboxPolicy: { mode: 'workspace-write' } }, ctx({ session }))
+        .sandboxPolicy.mode,
     ).toBe('workspace-write');
   });
 });
@@ -51,7 +57,16 @@ describe('resolveSpec', () => {
 describe('environment', () => {
   it('scrubs credential-shaped names, EXECD_* and DSH_*', () => {
     expect(
-      scrubEnv({ PATH: '/bin', AWS_SECRET_ACCESS_KEY: 's', GH_TOKEN: 't', apikey: 'k', SSH_PRIVATE_KEY: 'p', EXECD_TOKEN: 'x', DSH_HOME: '/h', HOME: '/root' }),
+      scrubEnv({
+        PATH: '/bin',
+        AWS_SECRET_ACCESS_KEY: 's',
+        GH_TOKEN: 't',
+        apikey: 'k',
+        SSH_PRIVATE_KEY: 'p',
+        EXECD_TOKEN: 'x',
+        DSH_HOME: '/h',
+        HOME: '/root',
+      }),
     ).toEqual({ PATH: '/bin', HOME: '/root' });
   });
 

@@ -30,7 +30,8 @@ describe('spawner', () => {
   it('spawns on the event loop while nothing else runs', async () => {
     const daemon = await startDaemon();
     const client = await daemon.session('s1');
-    for (let i = 0; i < 3; i++) expect((await client.run({ sessionId: 's1', command: 'echo hi' })).stdout.text).toBe('hi\n');
+    for (let i = 0; i < 3; i++)
+      expect((await client.run({ sessionId: 's1', command: 'echo hi' })).stdout.text).toBe('hi\n');
     expect(await spawns(daemon)).toEqual({ inline: 3, spawner: 0 });
   });
 

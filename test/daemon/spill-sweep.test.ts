@@ -2,7 +2,12 @@
 import { describe, expect, it } from 'vitest';
 import { planSweep, type SpillEntry } from '../../daemon/spill-sweep.js';
 
-const file = (path: string, bytes: number, mtimeMs: number, open = false): SpillEntry => ({ path, bytes, mtimeMs, open });
+const file = (path: string, bytes: number, mtimeMs: number, open = false): SpillEntry => ({
+  path,
+  bytes,
+  mtimeMs,
+  open,
+});
 const paths = (entries: SpillEntry[]) => entries.map((entry) => entry.path).sort();
 
 describe('planSweep', () => {
@@ -24,7 +29,11 @@ describe('planSweep', () => {
   });
 
   it('leaves open files even when they alone pass the quota, and reports the bytes', () => {
-    const plan = planSweep([file('live', 500, 0, true), file('done', 1, 1)], { now: 2, spillRetentionMs: 10, spillQuotaBytes: 100 });
+    const plan = planSweep([file('live', 500, 0, true), file('done', 1, 1)], {
+      now: 2,
+      spillRetentionMs: 10,
+      spillQuotaBytes: 100,
+    });
     expect(paths(plan.remove)).toEqual(['done']);
     expect(plan.keptBytes).toBe(500);
   });

@@ -70,7 +70,12 @@ export function cliWorld(options: { env?: Record<string, string> } = {}): CliWor
   const dir = mkdtempSync(join(tmpdir(), 'execd-cli-'));
   const socketPath = join(dir, 'run', 'execd.sock');
   const stateDir = join(dir, 'state');
-  const env: NodeJS.ProcessEnv = { ...process.env, EXECD_SOCKET: socketPath, EXECD_STATE_DIR: stateDir, ...options.env };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    EXECD_SOCKET: socketPath,
+    EXECD_STATE_DIR: stateDir,
+    ...options.env,
+  };
   delete env.EXECD_TOKEN;
   const children = new Set<ChildProcess>();
 

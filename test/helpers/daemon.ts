@@ -61,7 +61,8 @@ export async function startDaemon(options: TestDaemonOptions = {}): Promise<Test
   const socketPath = options.socketPath ?? join(dir, 'run', 'execd.sock');
   const stateDir = options.stateDir ?? join(dir, 'state');
   const args = [CLI, 'serve', '--socket', socketPath, '--state-dir', stateDir, '--log-level', 'debug'];
-  for (const [key, value] of Object.entries(options.config ?? {})) args.push('--config', `${key}=${JSON.stringify(value)}`);
+  for (const [key, value] of Object.entries(options.config ?? {}))
+    args.push('--config', `${key}=${JSON.stringify(value)}`);
   args.push(...(options.extraArgs ?? []));
   const env: NodeJS.ProcessEnv = { ...process.env, ...options.env };
   delete env.EXECD_SOCKET;

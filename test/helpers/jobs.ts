@@ -18,7 +18,12 @@ export interface ReadToEnd {
 }
 
 /** Reads a job repeatedly (polling every `intervalMs`) until a read shows it settled. */
-export async function readToEnd(client: ExecdClient, sessionId: string, jobId: string, intervalMs = 5): Promise<ReadToEnd> {
+export async function readToEnd(
+  client: ExecdClient,
+  sessionId: string,
+  jobId: string,
+  intervalMs = 5,
+): Promise<ReadToEnd> {
   let text = '';
   let lossy = false;
   for (;;) {
@@ -38,7 +43,9 @@ export function waitJob(client: ExecdClient, sessionId: string, jobId: string): 
 /** Waits until the daemon has handled the drop of every connection that had `sessionId` open. */
 export async function waitSessionUnheld(observer: ExecdClient, sessionId: string): Promise<void> {
   await waitFor(
-    async () => (await observer.call(DaemonStatus, {})).sessions.find((session) => session.sessionId === sessionId)?.connections === 0,
+    async () =>
+      (await observer.call(DaemonStatus, {})).sessions.find((session) => session.sessionId === sessionId)
+        ?.connections === 0,
     `the daemon to see ${sessionId} without connections`,
   );
 }

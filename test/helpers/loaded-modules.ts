@@ -60,7 +60,10 @@ function lines(path: string): string[] {
 }
 
 /** Runs `node ARGS...` with the tracer; resolves once it exits. */
-export function traceModules(args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): Promise<TracedRun> {
+export function traceModules(
+  args: string[],
+  options: { env?: NodeJS.ProcessEnv; cwd?: string } = {},
+): Promise<TracedRun> {
   const dir = mkdtempSync(join(tmpdir(), 'execd-trace-'));
   onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
   writeFileSync(join(dir, 'hooks.mjs'), HOOKS);

@@ -119,7 +119,11 @@ export function readTestToken(stateDir: string): string {
 /** Opens a raw connection and authenticates it with the daemon's token. */
 export async function rawAuthed(socketPath: string, stateDir: string): Promise<RawConnection> {
   const raw = await rawConnect(socketPath);
-  const answer = await raw.request(Initialize.method, { protocolVersion: 1, token: readTestToken(stateDir), client: { name: 'raw' } });
+  const answer = await raw.request(Initialize.method, {
+    protocolVersion: 1,
+    token: readTestToken(stateDir),
+    client: { name: 'raw' },
+  });
   if (!answer?.result) throw new Error(`initialize failed: ${JSON.stringify(answer)}`);
   return raw;
 }

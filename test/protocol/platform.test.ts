@@ -35,8 +35,18 @@ describe('POSIX facts', () => {
   });
 
   it('kills process groups of detached children; /proc only on Linux', () => {
-    expect(linux).toMatchObject({ killStrategy: 'process-group', spawnDetached: true, hasProc: true, modeBits: true, name: 'linux' });
-    expect(platformFacts('darwin', host)).toMatchObject({ killStrategy: 'process-group', hasProc: false, toolName: 'bash' });
+    expect(linux).toMatchObject({
+      killStrategy: 'process-group',
+      spawnDetached: true,
+      hasProc: true,
+      modeBits: true,
+      name: 'linux',
+    });
+    expect(platformFacts('darwin', host)).toMatchObject({
+      killStrategy: 'process-group',
+      hasProc: false,
+      toolName: 'bash',
+    });
   });
 });
 
@@ -80,7 +90,14 @@ describe('Windows facts', () => {
   });
 
   it('uses a pipe, not a socket file, and kills trees with tree-kill without detaching', () => {
-    expect(win).toMatchObject({ socketIsFile: false, killStrategy: 'tree-kill', spawnDetached: false, hasProc: false, modeBits: false, name: 'win32' });
+    expect(win).toMatchObject({
+      socketIsFile: false,
+      killStrategy: 'tree-kill',
+      spawnDetached: false,
+      hasProc: false,
+      modeBits: false,
+      name: 'win32',
+    });
   });
 });
 
@@ -96,7 +113,10 @@ describe('endpoint resolution', () => {
     expect(resolveEndpoint({}, { ...env, EXECD_STATE_DIR: 'D:\\s' }, win).socketPath).toBe(
       `\\\\.\\pipe\\execd-ada-${pipeSuffix('D:\\s')}`,
     );
-    expect(resolveEndpoint({}, env, win)).toEqual({ stateDir: 'C:\\Users\\ada\\AppData\\Local\\execd', socketPath: '\\\\.\\pipe\\execd-ada' });
+    expect(resolveEndpoint({}, env, win)).toEqual({
+      stateDir: 'C:\\Users\\ada\\AppData\\Local\\execd',
+      socketPath: '\\\\.\\pipe\\execd-ada',
+    });
   });
 
   it('lets a flag or EXECD_SOCKET win over the default', () => {

@@ -14,7 +14,9 @@ const DIST = join(import.meta.dirname, '..', '..', 'dist');
 /** Every built module of execd but the CLI entry (which runs a command when imported). */
 function allModules(): string[] {
   return ['protocol', 'daemon', 'spill', 'client']
-    .flatMap((dir) => readdirSync(join(DIST, dir), { recursive: true, encoding: 'utf8' }).map((file) => `${dir}/${file}`))
+    .flatMap((dir) =>
+      readdirSync(join(DIST, dir), { recursive: true, encoding: 'utf8' }).map((file) => `${dir}/${file}`),
+    )
     .filter((file) => file.endsWith('.js') && file !== 'client/cli/main.js')
     .sort();
 }

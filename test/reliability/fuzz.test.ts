@@ -87,9 +87,24 @@ const EXEC_FIELDS: Template['fields'] = {
 };
 
 const TEMPLATES = (sessionId: string): Template[] => [
-  { decl: ShellRun, base: { sessionId, command: 'echo fuzz' }, fields: EXEC_FIELDS, required: ['sessionId', 'command'] },
-  { decl: ShellResolve, base: { sessionId, command: 'echo fuzz' }, fields: EXEC_FIELDS, required: ['sessionId', 'command'] },
-  { decl: ShellStart, base: { sessionId, command: 'echo fuzz' }, fields: EXEC_FIELDS, required: ['sessionId', 'command'] },
+  {
+    decl: ShellRun,
+    base: { sessionId, command: 'echo fuzz' },
+    fields: EXEC_FIELDS,
+    required: ['sessionId', 'command'],
+  },
+  {
+    decl: ShellResolve,
+    base: { sessionId, command: 'echo fuzz' },
+    fields: EXEC_FIELDS,
+    required: ['sessionId', 'command'],
+  },
+  {
+    decl: ShellStart,
+    base: { sessionId, command: 'echo fuzz' },
+    fields: EXEC_FIELDS,
+    required: ['sessionId', 'command'],
+  },
   ...[JobRead, JobKill, JobRelease].map((decl) => ({
     decl,
     base: { sessionId, jobId: 'bash-1' },
@@ -118,7 +133,13 @@ const TEMPLATES = (sessionId: string): Template[] => [
   {
     decl: ConfigSet,
     base: { patch: {} },
-    fields: { 'patch.timeoutMs': 'number', 'patch.graceMs': 'number', 'patch.maxProcesses': 'int', 'patch.enableRunInBackground': 'bool', persist: 'bool' },
+    fields: {
+      'patch.timeoutMs': 'number',
+      'patch.graceMs': 'number',
+      'patch.maxProcesses': 'int',
+      'patch.enableRunInBackground': 'bool',
+      persist: 'bool',
+    },
     required: ['patch'],
   },
   { decl: DaemonStatus, base: {}, fields: {}, required: [] },
@@ -144,7 +165,13 @@ let requestId = 0;
 const body = (method: string, params: unknown, rawParams?: string): { id: number; body: Buffer } => {
   const id = ++requestId;
   if (rawParams !== undefined) {
-    return { id, body: Buffer.from(`{"jsonrpc":"2.0","id":${id},"method":${JSON.stringify(method)},"params":${rawParams}}`, 'latin1') };
+    return {
+      id,
+      body: Buffer.from(
+        `{"jsonrpc":"2.0","id":${id},"method":${JSON.stringify(method)},"params":${rawParams}}`,
+        'latin1',
+      ),
+    };
   }
   return { id, body: Buffer.from(JSON.stringify({ jsonrpc: '2.0', id, method, params })) };
 };
@@ -201,17 +228,56 @@ function garbageFrames(rng: Rng): Buffer[] {
     () => Buffer.from(`X-Junk: ${'j'.repeat(10_000)}`),
     () => frameBody('{"jsonrpc":"2.0","id":1,"method":'),
     () => frameBody(randomBytes(1 + rng.int(500))),
-    () => frameBody(rng.pick(['null', '5', '[]', '"x"', '{}', '{"id":3,"result":1}', '{"method":5,"id":1}', '{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"x"}}'])),
-    () => frameBody(Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"token":"'), randomBytes(20), Buffer.from('"}}')])),
-    () => frameBody(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'shell/run', params: { sessionId: 's', command: 'echo no-auth' } })),
-    () => frameBody(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'initialize', params: { protocolVersion: 1, token: 'f'.repeat(64), client: { name: 'x' } } })),
+    () =>
+      frameBody(
+        rng.pick([
+          'null',
+          '5',
+          '[]',
+          '"x"',
+          '{}',
+          '{"id":3,"result":1}',
+          '{"method":5,"id":1}',
+          '{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"x"}}',
+        ]),
+      ),
+    () =>
+      frameBody(
+        Buffer.concat([
+          Buffer.from('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"token":"'),
+          randomBytes(20),
+          Buffer.from('"}}'),
+        ]),
+      ),
+    () =>
+      frameBody(
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: 2,
+          method: 'shell/run',
+          params: { sessionId: 's', command: 'echo no-auth' },
+        }),
+      ),
+    () =>
+      frameBody(
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: 2,
+          method: 'initialize',
+          params: { protocolVersion: 1, token: 'f'.repeat(64), client: { name: 'x' } },
+        }),
+      ),
     () => frameBody('{"jsonrpc":"2.0","id":4,"method":"daemon/status","params":{}}').subarray(0, 10 + rng.int(40)),
   ];
   return Array.from({ length: 1 + rng.int(3) }, () => rng.pick(kinds)());
 }
 
 /** Sends every request with at most `window` unanswered; returns the answers in order. */
-async function pipelined(client: RawConnection, requests: BadRequest[], window: number): Promise<Array<RawMessage | undefined>> {
+async function pipelined(
+  client: RawConnection,
+  requests: BadRequest[],
+  window: number,
+): Promise<Array<RawMessage | undefined>> {
   const answers: Array<RawMessage | undefined> = new Array(requests.length);
   let next = 0;
   const lane = async () => {
@@ -270,7 +336,9 @@ describe('protocol fuzz', () => {
         } else if (code === INVALID_PARAMS && answer!.error!.message.includes(request.names)) {
           invalidParams += 1;
         } else {
-          failures.push(`${request.method} (${request.names}): ${JSON.stringify(answer)?.slice(0, 300)} for ${request.body.toString('latin1').slice(0, 200)}`);
+          failures.push(
+            `${request.method} (${request.names}): ${JSON.stringify(answer)?.slice(0, 300)} for ${request.body.toString('latin1').slice(0, 200)}`,
+          );
         }
       });
       client.close();

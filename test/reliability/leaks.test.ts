@@ -35,12 +35,16 @@ describe('leaks', () => {
     expect(pids).toHaveLength(RUNS);
     expect(timedOut).toBe(RUNS);
 
-    await waitFor(() => commandChildrenOf(daemon.pid).length === 0, 'no child of the daemon, zombie or not', { timeoutMs: 10_000 }).catch(() => undefined);
+    await waitFor(() => commandChildrenOf(daemon.pid).length === 0, 'no child of the daemon, zombie or not', {
+      timeoutMs: 10_000,
+    }).catch(() => undefined);
     const children = commandChildrenOf(daemon.pid);
     const leftovers = membersOfGroups(pids);
     expect(children).toEqual([]);
     expect(leftovers).toEqual([]);
-    await waitFor(() => openFdCount(daemon.pid) <= fdsBefore, 'the daemon fds to return to the start count', { timeoutMs: 10_000 }).catch(() => undefined);
+    await waitFor(() => openFdCount(daemon.pid) <= fdsBefore, 'the daemon fds to return to the start count', {
+      timeoutMs: 10_000,
+    }).catch(() => undefined);
     const fdsAfter = openFdCount(daemon.pid);
     expect(fdsAfter).toBeLessThanOrEqual(fdsBefore);
     console.log(

@@ -31,7 +31,9 @@ describe('limits', () => {
     const daemon = await startDaemon({ config: { maxProcesses: 2 } });
     const client = await daemon.session('s1');
     const controllers = [new AbortController(), new AbortController()];
-    const running = controllers.map((controller) => client.run({ sessionId: 's1', command: 'sleep 30' }, { signal: controller.signal }));
+    const running = controllers.map((controller) =>
+      client.run({ sessionId: 's1', command: 'sleep 30' }, { signal: controller.signal }),
+    );
     await waitFor(async () => (await client.call(DaemonStatus, {})).processes === 2, 'two processes');
     const error = await rejection(client.run({ sessionId: 's1', command: 'echo three' }));
     expect(error.errorName).toBe('LIMIT_EXCEEDED');
@@ -48,7 +50,10 @@ describe('limits', () => {
     const daemon = await startDaemon({ config: { maxJobsPerSession: 2 } });
     const client = await daemon.session('s1');
     await client.call(SessionOpen, { sessionId: 's2', cwd: daemon.dir });
-    const jobs = [await client.call(ShellStart, { sessionId: 's1', command: 'sleep 300' }), await client.call(ShellStart, { sessionId: 's1', command: 'sleep 300' })];
+    const jobs = [
+      await client.call(ShellStart, { sessionId: 's1', command: 'sleep 300' }),
+      await client.call(ShellStart, { sessionId: 's1', command: 'sleep 300' }),
+    ];
     const error = await rejection(client.call(ShellStart, { sessionId: 's1', command: 'sleep 300' }));
     expect(error.errorName).toBe('LIMIT_EXCEEDED');
     expect(error.message).toBe('maxJobsPerSession limit reached (2)');
@@ -59,7 +64,9 @@ describe('limits', () => {
     const third = await client.call(ShellStart, { sessionId: 's1', command: 'true' });
     expect(third.jobId).toMatch(/^bash-\d+$/);
     await expectServed(client, 's1');
-    console.log(`limits: maxJobsPerSession=2 refused the 3rd running job ("${error.message}"); another session and a freed slot were served`);
+    console.log(
+      `limits: maxJobsPerSession=2 refused the 3rd running job ("${error.message}"); another session and a freed slot were served`,
+    );
   });
 
   it('maxStdinBytes: stdin one byte past the limit is refused; exactly the limit runs', async () => {
@@ -104,7 +111,9 @@ describe('limits', () => {
     expect(answer).toMatchObject({ id: null, error: { code: -32008, data: { code: 'LIMIT_EXCEEDED' } } });
     expect(answer?.error?.message).toBe('message of 50000000 bytes is larger than maxMessageBytes (100000)');
     await expectServed(bystander, 's2');
-    console.log(`limits: maxMessageBytes=100000 closed the connection announcing 50 MB ("${answer?.error?.message}"); a 90 KB message and another client's next run served`);
+    console.log(
+      `limits: maxMessageBytes=100000 closed the connection announcing 50 MB ("${answer?.error?.message}"); a 90 KB message and another client's next run served`,
+    );
   });
 
   it('spillQuotaBytes: spill files of a running command fill the quota; runs are refused until the sweep frees it', async () => {
@@ -132,6 +141,8 @@ describe('limits', () => {
       { intervalMs: 200 },
     );
     expect(served).toBe('next\n');
-    console.log(`limits: spillQuotaBytes=1000000 refused runs while a running command held 2000000 spill bytes ("${refused.message}"); after it settled the sweep removed its file and the next run was served`);
+    console.log(
+      `limits: spillQuotaBytes=1000000 refused runs while a running command held 2000000 spill bytes ("${refused.message}"); after it settled the sweep removed its file and the next run was served`,
+    );
   });
 });

@@ -31,10 +31,14 @@ function connectAsNobody(socketPath: string, tokenPath: string): string {
     const s = net.connect(${JSON.stringify(socketPath)});
     s.on('connect', () => { console.log('token:' + token + ' connect:CONNECTED'); s.destroy(); });
     s.on('error', (e) => console.log('token:' + token + ' connect:' + e.code));`;
-  const result = spawnSync('setpriv', ['--reuid=nobody', '--regid=nogroup', '--clear-groups', process.execPath, '-e', script], {
-    encoding: 'utf8',
-    timeout: 20_000,
-  });
+  const result = spawnSync(
+    'setpriv',
+    ['--reuid=nobody', '--regid=nogroup', '--clear-groups', process.execPath, '-e', script],
+    {
+      encoding: 'utf8',
+      timeout: 20_000,
+    },
+  );
   if (result.error) throw result.error;
   return `${result.stdout}${result.stderr}`.trim();
 }
@@ -43,10 +47,30 @@ describe('security', () => {
   it('refuses a world-writable, a group-readable and a foreign socket directory, and a world-writable state dir', async () => {
     const base = scratch();
     const cases: Array<{ name: string; prepare: (dir: string) => void; socketDir: boolean; expected: RegExp }> = [
-      { name: 'world-writable (1777)', prepare: (dir) => chmodSync(dir, 0o1777), socketDir: true, expected: /refusing socket directory: .* accessible to group or others \(mode 0777\)/ },
-      { name: 'group-readable (0750)', prepare: (dir) => chmodSync(dir, 0o750), socketDir: true, expected: /refusing socket directory: .* \(mode 0750\)/ },
-      { name: 'world-writable state dir (0777)', prepare: (dir) => chmodSync(dir, 0o777), socketDir: false, expected: /refusing state directory: .* \(mode 0777\)/ },
-      { name: 'owned by nobody', prepare: (dir) => chownSync(dir, 65534, 65534), socketDir: true, expected: /refusing socket directory: .* belongs to uid 65534/ },
+      {
+        name: 'world-writable (1777)',
+        prepare: (dir) => chmodSync(dir, 0o1777),
+        socketDir: true,
+        expected: /refusing socket directory: .* accessible to group or others \(mode 0777\)/,
+      },
+      {
+        name: 'group-readable (0750)',
+        prepare: (dir) => chmodSync(dir, 0o750),
+        socketDir: true,
+        expected: /refusing socket directory: .* \(mode 0750\)/,
+      },
+      {
+        name: 'world-writable state dir (0777)',
+        prepare: (dir) => chmodSync(dir, 0o777),
+        socketDir: false,
+        expected: /refusing state directory: .* \(mode 0777\)/,
+      },
+      {
+        name: 'owned by nobody',
+        prepare: (dir) => chownSync(dir, 65534, 65534),
+        socketDir: true,
+        expected: /refusing socket directory: .* belongs to uid 65534/,
+      },
     ];
     const refused: string[] = [];
     for (const [index, testCase] of cases.entries()) {
@@ -105,29 +129,43 @@ describe('security', () => {
     expect(deniedBySocket).toBe('token:EACCES connect:EACCES');
     const client = await daemon.session('s1');
     expect((await client.run({ sessionId: 's1', command: 'echo still' })).stdout.text).toBe('still\n');
-    console.log(`security: uid nobody -> "${denied}" (0700 dir), "${deniedBySocket}" (dirs 0711, socket 0600); owner still served`);
+    console.log(
+      `security: uid nobody -> "${denied}" (0700 dir), "${deniedBySocket}" (dirs 0711, socket 0600); owner still served`,
+    );
   });
 
   it('rejects a wrong token and any request before initialize, closing that connection only', async () => {
     const daemon = await startDaemon();
     const owner = await daemon.session('s1');
     const wrong = await rawConnect(daemon.socketPath);
-    const answer = await wrong.request(Initialize.method, { protocolVersion: 1, token: '0'.repeat(64), client: { name: 'intruder' } });
+    const answer = await wrong.request(Initialize.method, {
+      protocolVersion: 1,
+      token: '0'.repeat(64),
+      client: { name: 'intruder' },
+    });
     expect(answer?.error).toMatchObject({ code: -32001, data: { code: 'UNAUTHORIZED' } });
     await wrong.closed;
     const early = await rawConnect(daemon.socketPath);
     const refused = await early.request(ShellRun.method, { sessionId: 's1', command: 'echo no' });
     expect(refused?.error).toMatchObject({ code: -32001, data: { code: 'UNAUTHORIZED' } });
     await early.closed;
-    const error = await connect({ socketPath: daemon.socketPath, stateDir: daemon.stateDir, token: 'not-the-token' }).catch((e: unknown) => e);
+    const error = await connect({
+      socketPath: daemon.socketPath,
+      stateDir: daemon.stateDir,
+      token: 'not-the-token',
+    }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ExecdRpcError);
     expect((error as ExecdRpcError).errorName).toBe('UNAUTHORIZED');
     expect((await owner.run({ sessionId: 's1', command: 'echo ok' })).stdout.text).toBe('ok\n');
-    console.log('security: wrong token -> UNAUTHORIZED + closed; request before initialize -> UNAUTHORIZED + closed; owner still served');
+    console.log(
+      'security: wrong token -> UNAUTHORIZED + closed; request before initialize -> UNAUTHORIZED + closed; owner still served',
+    );
   });
 
   it('never passes EXECD_* or credential-shaped variables of the daemon to a child', async () => {
-    const daemon = await startDaemon({ env: { EXECD_LOG_EXTRA: 'x', EXECD_SOMETHING: 'y', DEPLOY_API_KEY: 'k', PLAIN_VALUE: 'kept' } });
+    const daemon = await startDaemon({
+      env: { EXECD_LOG_EXTRA: 'x', EXECD_SOMETHING: 'y', DEPLOY_API_KEY: 'k', PLAIN_VALUE: 'kept' },
+    });
     const client = await daemon.session('s1');
     const result = await client.run({ sessionId: 's1', command: 'env' });
     const names = result.stdout.text.split('\n').map((line) => line.split('=')[0]);

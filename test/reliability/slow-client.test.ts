@@ -47,7 +47,14 @@ describe('slow client', () => {
     // From here on the slow client reads nothing: the kernel buffers fill, then the daemon's.
     slow.socket.pause();
     for (let i = 0; i < FLOOD_RUNS; i++) {
-      slow.sendBody(JSON.stringify({ jsonrpc: '2.0', id: 100 + i, method: ShellRun.method, params: { sessionId: 'slow', command: 'yes | head -c 1M', outputToken: i } }));
+      slow.sendBody(
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: 100 + i,
+          method: ShellRun.method,
+          params: { sessionId: 'slow', command: 'yes | head -c 1M', outputToken: i },
+        }),
+      );
     }
     await waitFor(async () => (await fast.call(DaemonStatus, {})).processes > 0, 'the flood to start');
     const during = await latencies(fast, 20, 'during');

@@ -29,7 +29,7 @@ describe('spill retention sweep', () => {
     console.log('spill sweep: at start-up removed the 1 h old file, kept the fresh one (spillRetentionMs=600000)');
   });
 
-  it('removes a settled run\'s file once it is past retention, never the file of a run still writing it', async () => {
+  it("removes a settled run's file once it is past retention, never the file of a run still writing it", async () => {
     const daemon = await startDaemon({ config: { spillRetentionMs: 500, maxOutputBytes: 100 } });
     const client = await daemon.session('s1');
     const held = await startHeldRun(client, 's1', 1_000);
@@ -37,10 +37,14 @@ describe('spill retention sweep', () => {
     const settledPath = settled.stdout.spillPath!;
     expect(existsSync(settledPath)).toBe(true);
     // Each run start asks for a sweep; the settled file goes once it is older than 500 ms.
-    await waitFor(async () => {
-      await client.run({ sessionId: 's1', command: 'true' });
-      return !existsSync(settledPath);
-    }, 'the settled file to be swept', { intervalMs: 200 });
+    await waitFor(
+      async () => {
+        await client.run({ sessionId: 's1', command: 'true' });
+        return !existsSync(settledPath);
+      },
+      'the settled file to be swept',
+      { intervalMs: 200 },
+    );
     // The long run's file is older still, but open: it stayed, and its run reports it.
     const remaining = readdirSync(dirname(settledPath)).map((name) => join(dirname(settledPath), name));
     expect(remaining).toHaveLength(1);
@@ -50,6 +54,8 @@ describe('spill retention sweep', () => {
     expect(longPath).toBe(remaining[0]);
     // Settled and past retention, it goes with the next sweep.
     await waitFor(() => !existsSync(longPath), 'the long run file to be swept after it settled');
-    console.log('spill sweep: a settled file past spillRetentionMs=500 was removed while an older file still being written was kept until its run settled');
+    console.log(
+      'spill sweep: a settled file past spillRetentionMs=500 was removed while an older file still being written was kept until its run settled',
+    );
   });
 });

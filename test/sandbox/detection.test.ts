@@ -19,7 +19,8 @@ describe('DenialScanner', () => {
 
   it('finds a signature cut by chunk boundaries, byte by byte', () => {
     const scanner = new DenialScanner();
-    for (const byte of Buffer.from('noise é\nmkdir: cannot create directory: Read-only file system\n')) scanner.write(Buffer.from([byte]));
+    for (const byte of Buffer.from('noise é\nmkdir: cannot create directory: Read-only file system\n'))
+      scanner.write(Buffer.from([byte]));
     expect(scanner.denied).toBe(true);
   });
 

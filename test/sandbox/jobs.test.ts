@@ -10,7 +10,10 @@ import { confinedPids, sandboxedSession, uniqueSleep } from '../helpers/sandbox.
 describe('sandbox: background jobs', () => {
   it('runs a confined job through bwrap: workspace writes land, a denied write shows in the snapshot', async () => {
     const { client, workspace } = await sandboxedSession({ mode: 'workspace-write' });
-    const { jobId } = await client.call(ShellStart, { sessionId: 's1', command: 'echo ok > in.txt; touch /etc/execd-job-test' });
+    const { jobId } = await client.call(ShellStart, {
+      sessionId: 's1',
+      command: 'echo ok > in.txt; touch /etc/execd-job-test',
+    });
     const job = await client.call(JobWait, { sessionId: 's1', jobId, timeoutMs: 30_000 });
     expect(job).toMatchObject({ status: 'completed', detail: 'exit code: 1' });
     expect(job.sandbox).toEqual({ mode: 'workspace-write', denied: true, enforcement: 'bwrap' });
@@ -21,7 +24,10 @@ describe('sandbox: background jobs', () => {
   it('job kill leaves no process alive inside or outside the sandbox', async () => {
     const { client } = await sandboxedSession({ mode: 'read-only' }, { config: { graceMs: 300 } });
     const token = uniqueSleep();
-    const { jobId } = await client.call(ShellStart, { sessionId: 's1', command: `trap '' TERM; sleep ${token} & sleep ${token}` });
+    const { jobId } = await client.call(ShellStart, {
+      sessionId: 's1',
+      command: `trap '' TERM; sleep ${token} & sleep ${token}`,
+    });
     const pids = await confinedPids(token);
     expect(await client.call(JobKill, { sessionId: 's1', jobId })).toEqual({ killed: true });
     expect(await waitPidsGone(pids, 1000)).toEqual([]);
@@ -31,7 +37,10 @@ describe('sandbox: background jobs', () => {
   });
 
   it('without a working bwrap a confined job is failed with runnerFailed, and never runs', async () => {
-    const { client, workspace } = await sandboxedSession({ mode: 'workspace-write' }, { env: { EXECD_BWRAP: '/nonexistent/bwrap' } });
+    const { client, workspace } = await sandboxedSession(
+      { mode: 'workspace-write' },
+      { env: { EXECD_BWRAP: '/nonexistent/bwrap' } },
+    );
     const { jobId } = await client.call(ShellStart, { sessionId: 's1', command: 'touch ran.txt' });
     const job = await client.call(JobWait, { sessionId: 's1', jobId, timeoutMs: 30_000 });
     expect(job.status).toBe('failed');
@@ -41,10 +50,16 @@ describe('sandbox: background jobs', () => {
   });
 
   it('a runner that fails before the command ran settles the job failed with runnerFailed', async () => {
-    const { client, workspace } = await sandboxedSession({ mode: 'workspace-write', workspaceRoot: '/nonexistent/root' });
+    const { client, workspace } = await sandboxedSession({
+      mode: 'workspace-write',
+      workspaceRoot: '/nonexistent/root',
+    });
     const { jobId } = await client.call(ShellStart, { sessionId: 's1', command: 'touch ran.txt' });
     const job = await client.call(JobWait, { sessionId: 's1', jobId, timeoutMs: 30_000 });
-    expect(job).toMatchObject({ status: 'failed', sandbox: { mode: 'workspace-write', runnerFailed: true, enforcement: 'bwrap' } });
+    expect(job).toMatchObject({
+      status: 'failed',
+      sandbox: { mode: 'workspace-write', runnerFailed: true, enforcement: 'bwrap' },
+    });
     expect(job.detail).toContain('bwrap: ');
     expect(existsSync(join(workspace, 'ran.txt'))).toBe(false);
   });

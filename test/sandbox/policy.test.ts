@@ -26,17 +26,24 @@ describe('resolveSandboxPolicy', () => {
   it("takes the request's mode over the session's, and the session policy's root when the request names none", () => {
     const session = { id: 's1', cwd: '/work/s1', sandbox: { mode: 'read-only' as const, workspaceRoot: '/repo' } };
     expect(resolveSandboxPolicy(undefined, ctx({ session }))).toEqual({ mode: 'read-only', workspaceRoot: '/repo' });
-    expect(resolveSandboxPolicy({ mode: 'workspace-write' }, ctx({ session }))).toEqual({ mode: 'workspace-write', workspaceRoot: '/repo' });
+    expect(resolveSandboxPolicy({ mode: 'workspace-write' }, ctx({ session }))).toEqual({
+      mode: 'workspace-write',
+      workspaceRoot: '/repo',
+    });
     expect(resolveSandboxPolicy({ mode: 'workspace-write', workspaceRoot: '/other' }, ctx({ session }))).toEqual({
       mode: 'workspace-write',
       workspaceRoot: '/other',
     });
-    expect(resolveSandboxPolicy({ mode: 'danger-full-access' }, ctx({ session }))).toEqual({ mode: 'danger-full-access' });
+    expect(resolveSandboxPolicy({ mode: 'danger-full-access' }, ctx({ session }))).toEqual({
+      mode: 'danger-full-access',
+    });
   });
 
   it('falls back to config.cwd, then the daemon cwd, for the root of a session without cwd', () => {
     const session = { id: 's1', sandbox: { mode: 'workspace-write' as const } };
-    expect(resolveSandboxPolicy(undefined, ctx({ session, config: { ...DEFAULT_CONFIG, cwd: '/cfg' } })).workspaceRoot).toBe('/cfg');
+    expect(
+      resolveSandboxPolicy(undefined, ctx({ session, config: { ...DEFAULT_CONFIG, cwd: '/cfg' } })).workspaceRoot,
+    ).toBe('/cfg');
     expect(resolveSandboxPolicy(undefined, ctx({ session })).workspaceRoot).toBe('/daemon');
   });
 });

@@ -13,7 +13,10 @@ import { waitFor } from '../helpers/wait.js';
 
 /** The error name a rejected call carries. */
 async function errorOf(promise: Promise<unknown>): Promise<ExecdRpcError> {
-  const error = await promise.then(() => undefined, (e: unknown) => e);
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(error).toBeInstanceOf(ExecdRpcError);
   return error as ExecdRpcError;
 }
@@ -22,7 +25,11 @@ describe('sandbox: what the machine can enforce', () => {
   it('advertises all three modes when bwrap works', async () => {
     const daemon = await startDaemon();
     const client = await daemon.connect();
-    expect([...client.info.capabilities.sandboxModes].sort()).toEqual(['danger-full-access', 'read-only', 'workspace-write']);
+    expect([...client.info.capabilities.sandboxModes].sort()).toEqual([
+      'danger-full-access',
+      'read-only',
+      'workspace-write',
+    ]);
   });
 });
 
@@ -30,7 +37,10 @@ describe('sandbox: workspace-write', () => {
   it('writes inside the workspace; a write to /etc or $HOME is denied and rendered with the marker', async () => {
     const { client, workspace } = await sandboxedSession({ mode: 'workspace-write' });
     const inside = await client.run({ sessionId: 's1', command: 'echo data > inside.txt && cat inside.txt' });
-    expect(inside).toMatchObject({ exitCode: 0, sandbox: { mode: 'workspace-write', denied: false, enforcement: 'bwrap' } });
+    expect(inside).toMatchObject({
+      exitCode: 0,
+      sandbox: { mode: 'workspace-write', denied: false, enforcement: 'bwrap' },
+    });
     expect(readFileSync(join(workspace, 'inside.txt'), 'utf8')).toBe('data\n');
 
     const etc = await client.run({ sessionId: 's1', command: 'echo x > /etc/execd-sandbox-test' });
@@ -63,10 +73,23 @@ describe('sandbox: read-only', () => {
     const { client, workspace } = await sandboxedSession({ mode: 'read-only' });
     const varTmp = `/var/tmp/execd-ro-test-${process.pid}`;
     writeFileSync(join(workspace, 'readme.txt'), 'hello\n');
-    const read = await client.run({ sessionId: 's1', command: 'cat readme.txt && head -c 4 /etc/hostname >/dev/null && echo ok' });
-    expect(read).toMatchObject({ exitCode: 0, stdout: { text: 'hello\nok\n' }, sandbox: { mode: 'read-only', denied: false, enforcement: 'bwrap' } });
+    const read = await client.run({
+      sessionId: 's1',
+      command: 'cat readme.txt && head -c 4 /etc/hostname >/dev/null && echo ok',
+    });
+    expect(read).toMatchObject({
+      exitCode: 0,
+      stdout: { text: 'hello\nok\n' },
+      sandbox: { mode: 'read-only', denied: false, enforcement: 'bwrap' },
+    });
 
-    for (const target of [join(workspace, 'new.txt'), join(workspace, 'readme.txt'), '/etc/execd-ro-test', varTmp, join(homedir(), 'execd-ro-test')]) {
+    for (const target of [
+      join(workspace, 'new.txt'),
+      join(workspace, 'readme.txt'),
+      '/etc/execd-ro-test',
+      varTmp,
+      join(homedir(), 'execd-ro-test'),
+    ]) {
       const write = await client.run({ sessionId: 's1', command: `echo x > '${target}'` });
       expect(write.sandbox, target).toEqual({ mode: 'read-only', denied: true, enforcement: 'bwrap' });
     }
@@ -81,7 +104,12 @@ describe('sandbox: read-only', () => {
   it('also denies a write made by a descendant, and mkdir, rm and mv', async () => {
     const { client, workspace } = await sandboxedSession({ mode: 'read-only' });
     writeFileSync(join(workspace, 'keep.txt'), 'k');
-    for (const command of ['mkdir sub', 'rm keep.txt', 'mv keep.txt moved.txt', "python3 -c \"open('p.txt','w')\" || bash -c 'touch p.txt'"]) {
+    for (const command of [
+      'mkdir sub',
+      'rm keep.txt',
+      'mv keep.txt moved.txt',
+      "python3 -c \"open('p.txt','w')\" || bash -c 'touch p.txt'",
+    ]) {
       const result = await client.run({ sessionId: 's1', command });
       expect(result.sandbox?.denied, command).toBe(true);
       expect(result.exitCode, command).not.toBe(0);
@@ -110,8 +138,15 @@ describe('sandbox: danger-full-access and policy resolution', () => {
     const { client, workspace } = await sandboxedSession({ mode: 'read-only' });
     const denied = await client.run({ sessionId: 's1', command: 'touch a.txt' });
     expect(denied.sandbox?.denied).toBe(true);
-    const widened = await client.run({ sessionId: 's1', command: 'touch a.txt', sandboxPolicy: { mode: 'workspace-write' } });
-    expect(widened).toMatchObject({ exitCode: 0, sandbox: { mode: 'workspace-write', denied: false, enforcement: 'bwrap' } });
+    const widened = await client.run({
+      sessionId: 's1',
+      command: 'touch a.txt',
+      sandboxPolicy: { mode: 'workspace-write' },
+    });
+    expect(widened).toMatchObject({
+      exitCode: 0,
+      sandbox: { mode: 'workspace-write', denied: false, enforcement: 'bwrap' },
+    });
     expect(existsSync(join(workspace, 'a.txt'))).toBe(true);
   });
 });
@@ -120,17 +155,27 @@ describe('sandbox: the daemon stays out of reach', () => {
   it('hides the token and the socket, and keeps the session spill files readable', async () => {
     const { client, daemon } = await sandboxedSession({ mode: 'workspace-write' });
     const token = readFileSync(join(daemon.stateDir, 'token'), 'utf8').trim();
-    const tokenRead = await client.run({ sessionId: 's1', command: `cat '${join(daemon.stateDir, 'token')}'; ls -A '${daemon.stateDir}'` });
+    const tokenRead = await client.run({
+      sessionId: 's1',
+      command: `cat '${join(daemon.stateDir, 'token')}'; ls -A '${daemon.stateDir}'`,
+    });
     expect(tokenRead.stdout.text).not.toContain(token);
     expect(tokenRead.stderr.text).toContain('No such file or directory');
 
     const connectScript = `require('net').connect(${JSON.stringify(daemon.socketPath)}).on('connect', () => { console.log('CONNECTED'); process.exit(0); }).on('error', (e) => { console.log('refused ' + e.code); process.exit(3); })`;
-    const socketTry = await client.run({ sessionId: 's1', command: `'${process.execPath}' -e "${connectScript.replace(/"/g, '\\"')}"` });
+    const socketTry = await client.run({
+      sessionId: 's1',
+      command: `'${process.execPath}' -e "${connectScript.replace(/"/g, '\\"')}"`,
+    });
     expect(socketTry.stdout.text).toMatch(/^refused (ENOENT|ECONNREFUSED|EACCES)\n$/);
     expect(socketTry.exitCode).toBe(3);
 
     // The same probe unconfined does reach the socket: the test really tests the sandbox.
-    const free = await client.run({ sessionId: 's1', command: `'${process.execPath}' -e "${connectScript.replace(/"/g, '\\"')}"`, sandboxPolicy: { mode: 'danger-full-access' } });
+    const free = await client.run({
+      sessionId: 's1',
+      command: `'${process.execPath}' -e "${connectScript.replace(/"/g, '\\"')}"`,
+      sandboxPolicy: { mode: 'danger-full-access' },
+    });
     expect(free.stdout.text).toBe('CONNECTED\n');
 
     const spilled = await client.run({ sessionId: 's1', command: 'seq 1 2000', stdoutMaxBytes: 100 });
@@ -194,8 +239,18 @@ describe('sandbox: killing a confined run', () => {
 describe('sandbox: exit facts', () => {
   it('keeps exit code 0 of a confined command that traps TERM, and still says it timed out', async () => {
     const { client } = await sandboxedSession({ mode: 'read-only' });
-    const result = await client.run({ sessionId: 's1', command: "trap 'exit 0' TERM; echo started; sleep 30 & wait", timeoutMs: 3000 });
-    expect(result).toMatchObject({ exitCode: 0, signal: null, timedOut: true, aborted: false, stdout: { text: 'started\n' } });
+    const result = await client.run({
+      sessionId: 's1',
+      command: "trap 'exit 0' TERM; echo started; sleep 30 & wait",
+      timeoutMs: 3000,
+    });
+    expect(result).toMatchObject({
+      exitCode: 0,
+      signal: null,
+      timedOut: true,
+      aborted: false,
+      stdout: { text: 'started\n' },
+    });
   });
 
   it('reports the exit code of a confined command as it is', async () => {
@@ -216,11 +271,17 @@ describe('sandbox: fail closed', () => {
     const error = await errorOf(client.run({ sessionId: 's1', command: 'touch ran.txt' }));
     expect(error.errorName).toBe('SANDBOX_UNAVAILABLE');
     expect(error.message).toContain('workspace-write');
-    const readOnly = await errorOf(client.run({ sessionId: 's1', command: 'touch ran.txt', sandboxPolicy: { mode: 'read-only' } }));
+    const readOnly = await errorOf(
+      client.run({ sessionId: 's1', command: 'touch ran.txt', sandboxPolicy: { mode: 'read-only' } }),
+    );
     expect(readOnly.errorName).toBe('SANDBOX_UNAVAILABLE');
     expect(existsSync(join(workspace, 'ran.txt'))).toBe(false);
 
-    const free = await client.run({ sessionId: 's1', command: 'touch ran.txt', sandboxPolicy: { mode: 'danger-full-access' } });
+    const free = await client.run({
+      sessionId: 's1',
+      command: 'touch ran.txt',
+      sandboxPolicy: { mode: 'danger-full-access' },
+    });
     expect(free).toMatchObject({ exitCode: 0, sandbox: { mode: 'danger-full-access', denied: false } });
     expect(existsSync(join(workspace, 'ran.txt'))).toBe(true);
   });
@@ -228,7 +289,11 @@ describe('sandbox: fail closed', () => {
   it('a runner that fails before the command ran is SANDBOX_UNAVAILABLE, not a result', async () => {
     const { client, workspace } = await sandboxedSession();
     const error = await errorOf(
-      client.run({ sessionId: 's1', command: 'touch ran.txt', sandboxPolicy: { mode: 'workspace-write', workspaceRoot: join(workspace, 'missing') } }),
+      client.run({
+        sessionId: 's1',
+        command: 'touch ran.txt',
+        sandboxPolicy: { mode: 'workspace-write', workspaceRoot: join(workspace, 'missing') },
+      }),
     );
     expect(error.errorName).toBe('SANDBOX_UNAVAILABLE');
     expect(error.message).toContain('bwrap: ');

@@ -8,7 +8,11 @@ import { OutputCollector } from '../../spill/collector.js';
 let dir: string;
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-function collector(maxBytes: number, maxSpillBytes = 1 << 20, extra: Partial<ConstructorParameters<typeof OutputCollector>[0]> = {}) {
+function collector(
+  maxBytes: number,
+  maxSpillBytes = 1 << 20,
+  extra: Partial<ConstructorParameters<typeof OutputCollector>[0]> = {},
+) {
   dir = mkdtempSync(join(tmpdir(), 'execd-collector-'));
   return new OutputCollector({ maxBytes, maxSpillBytes, spillPath: join(dir, 'spill', 's', 'run.stdout'), ...extra });
 }

@@ -19,16 +19,28 @@ describe('validateShellArgs messages, byte for byte', () => {
     ['a missing command', { description: 'x y z w v' }, 'invalid command: expected a non-empty string'],
     ['a non-string command', { ...base, command: 42 }, 'invalid command: expected a non-empty string'],
     ['an empty description', { ...base, description: '' }, 'invalid description: expected a non-empty string'],
-    ['a whitespace-only description', { ...base, description: '   ' }, 'invalid description: expected a non-empty string'],
+    [
+      'a whitespace-only description',
+      { ...base, description: '   ' },
+      'invalid description: expected a non-empty string',
+    ],
     ['a missing description', { command: 'ls' }, 'invalid description: expected a non-empty string'],
     ['timeoutMs 0', { ...base, timeoutMs: 0 }, 'invalid timeoutMs: expected a positive number, got 0'],
     ['timeoutMs -5', { ...base, timeoutMs: -5 }, 'invalid timeoutMs: expected a positive number, got -5'],
     ['timeoutMs "abc"', { ...base, timeoutMs: 'abc' }, 'invalid timeoutMs: expected a positive number, got "abc"'],
     ['timeoutMs null', { ...base, timeoutMs: null }, 'invalid timeoutMs: expected a positive number, got null'],
     ['timeoutMs NaN', { ...base, timeoutMs: Number.NaN }, 'invalid timeoutMs: expected a positive number, got NaN'],
-    ['timeoutMs Infinity', { ...base, timeoutMs: Infinity }, 'invalid timeoutMs: expected a positive number, got Infinity'],
+    [
+      'timeoutMs Infinity',
+      { ...base, timeoutMs: Infinity },
+      'invalid timeoutMs: expected a positive number, got Infinity',
+    ],
     ['an empty workdir', { ...base, workdir: '' }, 'invalid workdir: expected a non-empty string'],
-    ['a non-boolean run_in_background', { ...base, run_in_background: 'yes' }, 'invalid run_in_background: expected a boolean, got "yes"'],
+    [
+      'a non-boolean run_in_background',
+      { ...base, run_in_background: 'yes' },
+      'invalid run_in_background: expected a boolean, got "yes"',
+    ],
     ['arguments that are not an object', 'ls', 'invalid arguments: expected an object, got "ls"'],
   ])('refuses %s', (_name, args, message) => {
     expect(messageOf(args)).toBe(message);
@@ -42,7 +54,9 @@ describe('validateShellArgs messages, byte for byte', () => {
   });
 
   it('checks the command first', () => {
-    expect(messageOf({ command: '', description: '', timeoutMs: 0 })).toBe('invalid command: expected a non-empty string');
+    expect(messageOf({ command: '', description: '', timeoutMs: 0 })).toBe(
+      'invalid command: expected a non-empty string',
+    );
   });
 
   it('accepts valid arguments and ignores keys that change nothing', () => {
@@ -50,7 +64,10 @@ describe('validateShellArgs messages, byte for byte', () => {
       ok: true,
       args: { ...base, timeoutMs: 1500, workdir: 'src' },
     });
-    expect(validateShellArgs({ ...base, run_in_background: true }, ALL)).toEqual({ ok: true, args: { ...base, run_in_background: true } });
+    expect(validateShellArgs({ ...base, run_in_background: true }, ALL)).toEqual({
+      ok: true,
+      args: { ...base, run_in_background: true },
+    });
   });
 });
 
@@ -91,12 +108,29 @@ describe('sandbox_permissions and justification', () => {
 describe('the JSON Schema per configuration', () => {
   const cases: Array<[string, ArgsConfig, string[]]> = [
     ['nothing optional', NONE, ['command', 'description', 'timeoutMs', 'workdir']],
-    ['background', { background: true, escalation: false }, ['command', 'description', 'timeoutMs', 'workdir', 'run_in_background']],
-    ['escalation', { background: false, escalation: true }, ['command', 'description', 'timeoutMs', 'workdir', 'sandbox_permissions', 'justification']],
-    ['both', ALL, ['command', 'description', 'timeoutMs', 'workdir', 'run_in_background', 'sandbox_permissions', 'justification']],
+    [
+      'background',
+      { background: true, escalation: false },
+      ['command', 'description', 'timeoutMs', 'workdir', 'run_in_background'],
+    ],
+    [
+      'escalation',
+      { background: false, escalation: true },
+      ['command', 'description', 'timeoutMs', 'workdir', 'sandbox_permissions', 'justification'],
+    ],
+    [
+      'both',
+      ALL,
+      ['command', 'description', 'timeoutMs', 'workdir', 'run_in_background', 'sandbox_permissions', 'justification'],
+    ],
   ];
   it.each(cases)('advertises exactly the parameters of §3.1 with %s', (_name, config, keys) => {
-    const schema = shellArgsJsonSchema(config) as { type: string; properties: Record<string, unknown>; required: string[]; additionalProperties: boolean };
+    const schema = shellArgsJsonSchema(config) as {
+      type: string;
+      properties: Record<string, unknown>;
+      required: string[];
+      additionalProperties: boolean;
+    };
     expect(schema.type).toBe('object');
     expect(Object.keys(schema.properties)).toEqual(keys);
     expect(schema.required).toEqual(['command', 'description']);
@@ -110,7 +144,10 @@ describe('the JSON Schema per configuration', () => {
     expect(properties.timeoutMs).toMatchObject({ type: 'number', exclusiveMinimum: 0 });
     expect(properties.workdir).toMatchObject({ type: 'string' });
     expect(properties.run_in_background).toMatchObject({ type: 'boolean' });
-    expect(properties.sandbox_permissions).toMatchObject({ type: 'string', enum: ['workspace-write', 'danger-full-access'] });
+    expect(properties.sandbox_permissions).toMatchObject({
+      type: 'string',
+      enum: ['workspace-write', 'danger-full-access'],
+    });
     expect(properties.justification).toMatchObject({ type: 'string' });
     for (const property of Object.values(properties)) expect(typeof property.description).toBe('string');
   });

@@ -1,6 +1,11 @@
 /** Escalation targets: the closed list, wider modes only, the policy of an approved call. */
 import { describe, expect, it } from 'vitest';
-import { checkEscalationTarget, escalatedPolicy, sandboxInForce, widerTargets } from '../../../client/tool/escalation.js';
+import {
+  checkEscalationTarget,
+  escalatedPolicy,
+  sandboxInForce,
+  widerTargets,
+} from '../../../client/tool/escalation.js';
 import { ESCALATION_TARGETS } from '../../../protocol/sandbox.js';
 
 describe('escalation', () => {

@@ -67,18 +67,35 @@ describe('the pwsh tool', () => {
     [{ command: '', description: 'List the files' }, 'invalid command: expected a non-empty string'],
     [{ command: '   ', description: 'List the files' }, 'invalid command: expected a non-empty string'],
     [{ command: 'Get-ChildItem', description: '' }, 'invalid description: expected a non-empty string'],
-    [{ command: 'Get-ChildItem', description: 'List the files', timeoutMs: 0 }, 'invalid timeoutMs: expected a positive number, got 0'],
-    [{ command: 'Get-ChildItem', description: 'List the files', timeoutMs: -5 }, 'invalid timeoutMs: expected a positive number, got -5'],
-    [{ command: 'Get-ChildItem', description: 'List the files', timeoutMs: 'abc' }, 'invalid timeoutMs: expected a positive number, got "abc"'],
+    [
+      { command: 'Get-ChildItem', description: 'List the files', timeoutMs: 0 },
+      'invalid timeoutMs: expected a positive number, got 0',
+    ],
+    [
+      { command: 'Get-ChildItem', description: 'List the files', timeoutMs: -5 },
+      'invalid timeoutMs: expected a positive number, got -5',
+    ],
+    [
+      { command: 'Get-ChildItem', description: 'List the files', timeoutMs: 'abc' },
+      'invalid timeoutMs: expected a positive number, got "abc"',
+    ],
   ])('refuses %j with the bash message', async (args, message) => {
     const { tools, requests } = await pwshTools();
-    expect(await tools.shell.execute(args)).toEqual({ text: message, isError: true, details: { kind: 'invalid', message } });
+    expect(await tools.shell.execute(args)).toEqual({
+      text: message,
+      isError: true,
+      details: { kind: 'invalid', message },
+    });
     expect(requests).toEqual([]);
   });
 
   it('refuses run_in_background while disabled with the deployment message', async () => {
     const { tools, requests } = await pwshTools({}, false);
-    const result = await tools.shell.execute({ command: 'Start-Sleep 9', description: 'Sleep a while', run_in_background: true });
+    const result = await tools.shell.execute({
+      command: 'Start-Sleep 9',
+      description: 'Sleep a while',
+      run_in_background: true,
+    });
     expect(result.text).toBe('run_in_background is disabled for this deployment (enableRunInBackground: false)');
     expect(requests).toEqual([]);
   });
@@ -106,16 +123,30 @@ describe('the pwsh tool', () => {
     ],
     [
       'a timeout and a kill',
-      { exitCode: null, signal: 'SIGTERM', timedOut: true, timeoutMs: 500, stdout: { text: 'start\n', truncated: false } },
+      {
+        exitCode: null,
+        signal: 'SIGTERM',
+        timedOut: true,
+        timeoutMs: 500,
+        stdout: { text: 'start\n', truncated: false },
+      },
       'start\n[timed out after 500ms]\n[killed by signal: SIGTERM]',
     ],
     ['exit 1', { exitCode: 1, stdout: { text: 'False\n', truncated: false } }, 'False\n[exit code: 1]'],
-    ['a marker lookalike with exit 0', { stdout: { text: 'ok\n[exit code: 1]', truncated: false } }, 'ok\n[exit code: 1]\n[exit code: 0]'],
+    [
+      'a marker lookalike with exit 0',
+      { stdout: { text: 'ok\n[exit code: 1]', truncated: false } },
+      'ok\n[exit code: 1]\n[exit code: 0]',
+    ],
   ])('renders %s byte for byte as bash does', async (_name, answer, text) => {
     const { tools } = await pwshTools(answer);
     const result = await tools.shell.execute({ command: 'Write-Output x', description: 'Write some output' });
     expect(result).toMatchObject({ text, isError: false });
-    const bash = await createShellTools({ client: cannedClient(answer).client, session: { id: 's1' }, flavor: BASH_FLAVOR });
+    const bash = await createShellTools({
+      client: cannedClient(answer).client,
+      session: { id: 's1' },
+      flavor: BASH_FLAVOR,
+    });
     expect((await bash.shell.execute({ command: 'echo x', description: 'Write some output' })).text).toBe(text);
   });
 });

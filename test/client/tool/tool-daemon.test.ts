@@ -2,7 +2,12 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { createShellTools, type EscalationRequest, type JobNotice, type ShellTools } from '../../../client/tool/index.js';
+import {
+  createShellTools,
+  type EscalationRequest,
+  type JobNotice,
+  type ShellTools,
+} from '../../../client/tool/index.js';
 import { parseExitStatus } from '../../../client/render.js';
 import { DaemonStatus, JobList } from '../../../protocol/methods.js';
 import { startDaemon, waitPidsGone } from '../../helpers/daemon.js';
@@ -46,7 +51,11 @@ describe('the shell tool through a real daemon', () => {
   it('renders a timeout with its markers', async () => {
     const daemon = await startDaemon();
     const tools = await createShellTools({ client: await daemon.connect(), session: { id: 's1', cwd: daemon.dir } });
-    const result = await tools.shell.execute({ command: 'echo start; sleep 30', description: 'Sleep too long', timeoutMs: 300 });
+    const result = await tools.shell.execute({
+      command: 'echo start; sleep 30',
+      description: 'Sleep too long',
+      timeoutMs: 300,
+    });
     expect(result.text).toBe('start\n[timed out after 300ms]\n[killed by signal: SIGTERM]');
     expect(result.isError).toBe(false);
   });
@@ -60,16 +69,29 @@ describe('the shell tool through a real daemon', () => {
     });
     const marker = join(daemon.dir, 'ran');
     const cases: Array<[Record<string, unknown>, string]> = [
-      [{ command: `touch ${marker}`, description: '', timeoutMs: 1000 }, 'invalid description: expected a non-empty string'],
-      [{ command: `touch ${marker}`, description: 'Touch a file', timeoutMs: 0 }, 'invalid timeoutMs: expected a positive number, got 0'],
-      [{ command: `touch ${marker}`, description: 'Touch a file', timeoutMs: 'abc' }, 'invalid timeoutMs: expected a positive number, got "abc"'],
+      [
+        { command: `touch ${marker}`, description: '', timeoutMs: 1000 },
+        'invalid description: expected a non-empty string',
+      ],
+      [
+        { command: `touch ${marker}`, description: 'Touch a file', timeoutMs: 0 },
+        'invalid timeoutMs: expected a positive number, got 0',
+      ],
+      [
+        { command: `touch ${marker}`, description: 'Touch a file', timeoutMs: 'abc' },
+        'invalid timeoutMs: expected a positive number, got "abc"',
+      ],
       [
         { command: `touch ${marker}`, description: 'Touch a file', run_in_background: true },
         'run_in_background is disabled for this deployment (enableRunInBackground: false)',
       ],
     ];
     for (const [args, message] of cases) {
-      expect(await tools.shell.execute(args)).toEqual({ text: message, isError: true, details: { kind: 'invalid', message } });
+      expect(await tools.shell.execute(args)).toEqual({
+        text: message,
+        isError: true,
+        details: { kind: 'invalid', message },
+      });
     }
     expect(existsSync(marker)).toBe(false);
     expect(tools.shell.inputSchema.properties).not.toHaveProperty('run_in_background');
@@ -79,7 +101,11 @@ describe('the shell tool through a real daemon', () => {
   it('reports an infrastructure failure as an error result', async () => {
     const daemon = await startDaemon();
     const tools = await createShellTools({ client: await daemon.connect(), session: { id: 's1', cwd: daemon.dir } });
-    const result = await tools.shell.execute({ command: 'true', description: 'Run in a missing directory', workdir: 'missing' });
+    const result = await tools.shell.execute({
+      command: 'true',
+      description: 'Run in a missing directory',
+      workdir: 'missing',
+    });
     expect(result.isError).toBe(true);
     expect(result.details).toMatchObject({ kind: 'error', errorName: 'SPAWN_FAILED' });
     expect(result.text).toContain(join(daemon.dir, 'missing'));
@@ -212,14 +238,19 @@ describe('background jobs through the tool', () => {
     });
     const jobId = started.text.slice('started background job '.length);
     const watcher = await daemon.connect();
-    await waitFor(async () => (await watcher.call(JobList, { all: true }))[0]?.status === 'completed', 'the job to complete');
+    await waitFor(
+      async () => (await watcher.call(JobList, { all: true }))[0]?.status === 'completed',
+      'the job to complete',
+    );
     const read = await tools.jobOutput!.execute({ job_id: jobId });
     expect(read.details).toMatchObject({ kind: 'read', read: { lossy: true } });
     const details = read.details as { read: { stdoutSpillPath?: string; stderrSpillPath?: string; delta: string } };
     const { stdoutSpillPath, stderrSpillPath, delta } = details.read;
     expect(stdoutSpillPath).toBe(join(daemon.stateDir, 'spill', 's1', `${jobId}.stdout`));
     const paths = [stdoutSpillPath, stderrSpillPath].filter(Boolean).join(', ');
-    expect(read.text).toBe(`${delta}\n[some output was dropped from memory; full output: ${paths}]\n[job ${jobId}: completed]`);
+    expect(read.text).toBe(
+      `${delta}\n[some output was dropped from memory; full output: ${paths}]\n[job ${jobId}: completed]`,
+    );
     expect(delta).toBe('a'.repeat(1000));
     expect(readFileSync(details.read.stdoutSpillPath!, 'utf8')).toBe('a'.repeat(5000));
   });
@@ -228,12 +259,25 @@ describe('background jobs through the tool', () => {
     const daemon = await startDaemon();
     const mine = await createShellTools({ client: await daemon.connect(), session: { id: 'mine', cwd: daemon.dir } });
     const other = await createShellTools({ client: await daemon.connect(), session: { id: 'other', cwd: daemon.dir } });
-    const started = await other.shell.execute({ command: 'sleep 30', description: 'Sleep in the background', run_in_background: true });
+    const started = await other.shell.execute({
+      command: 'sleep 30',
+      description: 'Sleep in the background',
+      run_in_background: true,
+    });
     const jobId = started.text.slice('started background job '.length);
-    expect((await mine.jobOutput!.execute({ job_id: jobId })).details).toMatchObject({ kind: 'error', errorName: 'FORBIDDEN' });
+    expect((await mine.jobOutput!.execute({ job_id: jobId })).details).toMatchObject({
+      kind: 'error',
+      errorName: 'FORBIDDEN',
+    });
     expect((await mine.jobKill!.execute({ job_id: jobId })).isError).toBe(true);
-    expect((await mine.jobOutput!.execute({ job_id: 'bash-9999' })).details).toMatchObject({ kind: 'error', errorName: 'JOB_NOT_FOUND' });
-    expect(await mine.jobOutput!.execute({ job_id: '' })).toMatchObject({ isError: true, text: 'invalid job_id: expected a non-empty string' });
+    expect((await mine.jobOutput!.execute({ job_id: 'bash-9999' })).details).toMatchObject({
+      kind: 'error',
+      errorName: 'JOB_NOT_FOUND',
+    });
+    expect(await mine.jobOutput!.execute({ job_id: '' })).toMatchObject({
+      isError: true,
+      text: 'invalid job_id: expected a non-empty string',
+    });
     await other.jobKill!.execute({ job_id: jobId });
   });
 
@@ -253,7 +297,9 @@ describe('background jobs through the tool', () => {
     const watcher = await daemon.connect();
     // The job must settle only once the daemon has seen the harness go, or the notice goes to it.
     await waitFor(
-      async () => (await watcher.call(DaemonStatus, {})).sessions.find((session) => session.sessionId === 's1')?.connections === 0,
+      async () =>
+        (await watcher.call(DaemonStatus, {})).sessions.find((session) => session.sessionId === 's1')?.connections ===
+        0,
       'the daemon to see the harness disconnect',
     );
     writeFileSync(marker, '');
@@ -267,7 +313,9 @@ describe('background jobs through the tool', () => {
       session: { id: 's1', cwd: daemon.dir },
       onJobExited: (notice) => notices.push(notice),
     });
-    expect(notices.map((notice) => notice.text)).toEqual([`background job ${jobId} completed (exit code: 0): ${command}`]);
+    expect(notices.map((notice) => notice.text)).toEqual([
+      `background job ${jobId} completed (exit code: 0): ${command}`,
+    ]);
     expect((await after.jobOutput!.execute({ job_id: jobId })).text).toBe(`finished\n[job ${jobId}: completed]`);
   });
 });
@@ -306,7 +354,10 @@ describe('escalation through the tool', () => {
       description: 'Write outside the workspace',
       sandbox_permissions: 'danger-full-access',
     });
-    expect(result).toMatchObject({ isError: true, text: 'invalid sandbox_permissions: a non-empty justification is required with it' });
+    expect(result).toMatchObject({
+      isError: true,
+      text: 'invalid sandbox_permissions: a non-empty justification is required with it',
+    });
     expect(requests).toEqual([]);
     expect(existsSync(marker)).toBe(false);
   });
@@ -350,7 +401,10 @@ describe('escalation through the tool', () => {
     });
     expect(requests).toHaveLength(1);
     expect(result).toMatchObject({ text: 'written\n', isError: false });
-    expect(result.details).toMatchObject({ kind: 'run', result: { sandbox: { mode: 'danger-full-access', denied: false } } });
+    expect(result.details).toMatchObject({
+      kind: 'run',
+      result: { sandbox: { mode: 'danger-full-access', denied: false } },
+    });
     expect(existsSync(marker)).toBe(true);
   });
 
@@ -362,21 +416,36 @@ describe('escalation through the tool', () => {
     const args = { command: `touch ${marker}`, description: 'Write outside the workspace' };
     const denied = await tools.shell.execute(args);
     expect(denied.isError).toBe(false);
-    expect(denied.details).toMatchObject({ kind: 'run', result: { sandbox: { mode: 'workspace-write', denied: true } } });
-    expect(denied.text.endsWith(
-      '\n[sandbox: file access denied under workspace-write mode]\n' +
-        '[sandbox: to retry with wider file access, call again with sandbox_permissions (danger-full-access) and a justification]\n' +
-        '[exit code: 1]',
-    )).toBe(true);
+    expect(denied.details).toMatchObject({
+      kind: 'run',
+      result: { sandbox: { mode: 'workspace-write', denied: true } },
+    });
+    expect(
+      denied.text.endsWith(
+        '\n[sandbox: file access denied under workspace-write mode]\n' +
+          '[sandbox: to retry with wider file access, call again with sandbox_permissions (danger-full-access) and a justification]\n' +
+          '[exit code: 1]',
+      ),
+    ).toBe(true);
     expect(existsSync(marker)).toBe(false);
     // Inside the workspace the confined run writes.
-    expect((await tools.shell.execute({ command: 'touch inside && echo ok', description: 'Write inside the workspace' })).text).toBe('ok\n');
+    expect(
+      (await tools.shell.execute({ command: 'touch inside && echo ok', description: 'Write inside the workspace' }))
+        .text,
+    ).toBe('ok\n');
     expect(existsSync(join(workspace, 'inside'))).toBe(true);
 
-    const retried = await tools.shell.execute({ ...args, sandbox_permissions: 'danger-full-access', justification: 'The cache lives there' });
+    const retried = await tools.shell.execute({
+      ...args,
+      sandbox_permissions: 'danger-full-access',
+      justification: 'The cache lives there',
+    });
     expect(requests).toHaveLength(1);
     expect(retried).toMatchObject({ text: '(no output)', isError: false });
-    expect(retried.details).toMatchObject({ kind: 'run', result: { sandbox: { mode: 'danger-full-access', denied: false } } });
+    expect(retried.details).toMatchObject({
+      kind: 'run',
+      result: { sandbox: { mode: 'danger-full-access', denied: false } },
+    });
     expect(existsSync(marker)).toBe(true);
   });
 
@@ -390,11 +459,15 @@ describe('escalation through the tool', () => {
     const jobId = started.text.slice('started background job '.length);
     const reads = await readUntilSettled(tools, jobId);
     expect(reads.join('\n')).toContain('start\n');
-    expect(reads.at(-1)!.endsWith(
-      '[sandbox: file access denied under workspace-write mode]\n' +
-        '[sandbox: to retry with wider file access, call again with sandbox_permissions (danger-full-access) and a justification]\n' +
-        `[job ${jobId}: completed]\n[exit code: 1]`,
-    )).toBe(true);
+    expect(
+      reads
+        .at(-1)!
+        .endsWith(
+          '[sandbox: file access denied under workspace-write mode]\n' +
+            '[sandbox: to retry with wider file access, call again with sandbox_permissions (danger-full-access) and a justification]\n' +
+            `[job ${jobId}: completed]\n[exit code: 1]`,
+        ),
+    ).toBe(true);
   });
 
   it('refuses a target that is not wider than the session mode', async () => {
@@ -412,4 +485,3 @@ describe('escalation through the tool', () => {
     expect(requests).toEqual([]);
   });
 });
-

@@ -10,15 +10,20 @@ describe('resolveWorkdir', () => {
 
   it('keeps an absolute workdir', () => {
     expect(resolveWorkdir('/tmp/x', { cwd: '/home/a/project' })).toBe('/tmp/x');
-    expect(resolveWorkdir('/tmp/x', { cwd: '/p', sandbox: { mode: 'workspace-write', workspaceRoot: '/ws' } })).toBe('/tmp/x');
+    expect(resolveWorkdir('/tmp/x', { cwd: '/p', sandbox: { mode: 'workspace-write', workspaceRoot: '/ws' } })).toBe(
+      '/tmp/x',
+    );
   });
 
   it('uses the base when no workdir is given', () => {
     expect(resolveWorkdir(undefined, { cwd: '/home/a/project' })).toBe('/home/a/project');
   });
 
-  it("prefers the sandbox workspaceRoot over the session cwd", () => {
-    const session = { cwd: '/home/a/project/sub', sandbox: { mode: 'workspace-write' as const, workspaceRoot: '/home/a/project' } };
+  it('prefers the sandbox workspaceRoot over the session cwd', () => {
+    const session = {
+      cwd: '/home/a/project/sub',
+      sandbox: { mode: 'workspace-write' as const, workspaceRoot: '/home/a/project' },
+    };
     expect(resolveWorkdir(undefined, session)).toBe('/home/a/project');
     expect(resolveWorkdir('build', session)).toBe('/home/a/project/build');
   });

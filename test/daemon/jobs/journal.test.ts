@@ -10,7 +10,13 @@ import { jobSnapshot } from '../../helpers/results.js';
 
 function record(id: string, patch: Partial<JobRecord> = {}): JobRecord {
   const { kind: _kind, ...snapshot } = jobSnapshot({ id, pid: 123 });
-  return { ...snapshot, stdoutPath: `/tmp/${id}.stdout`, stderrPath: `/tmp/${id}.stderr`, cursor: { stdout: 0, stderr: 0 }, ...patch };
+  return {
+    ...snapshot,
+    stdoutPath: `/tmp/${id}.stdout`,
+    stderrPath: `/tmp/${id}.stderr`,
+    cursor: { stdout: 0, stderr: 0 },
+    ...patch,
+  };
 }
 
 const lines = (...entries: JournalEntry[]) => entries.map((entry) => `${JSON.stringify(entry)}\n`).join('');

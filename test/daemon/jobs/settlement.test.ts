@@ -6,21 +6,39 @@ import type { ProcStat } from '../../../daemon/executor/proc.js';
 
 describe('settlementOf', () => {
   it('calls any exit by itself completed, whatever the code', () => {
-    expect(settlementOf({ kind: 'exit', exitCode: 0, signal: null, killRequested: false })).toEqual({ status: 'completed', detail: 'exit code: 0' });
-    expect(settlementOf({ kind: 'exit', exitCode: 7, signal: null, killRequested: false })).toEqual({ status: 'completed', detail: 'exit code: 7' });
+    expect(settlementOf({ kind: 'exit', exitCode: 0, signal: null, killRequested: false })).toEqual({
+      status: 'completed',
+      detail: 'exit code: 0',
+    });
+    expect(settlementOf({ kind: 'exit', exitCode: 7, signal: null, killRequested: false })).toEqual({
+      status: 'completed',
+      detail: 'exit code: 7',
+    });
   });
 
   it('calls a death by signal killed and names the signal', () => {
-    expect(settlementOf({ kind: 'exit', exitCode: null, signal: 'SIGTERM', killRequested: true })).toEqual({ status: 'killed', detail: 'signal: SIGTERM' });
-    expect(settlementOf({ kind: 'exit', exitCode: null, signal: 'SIGKILL', killRequested: false })).toEqual({ status: 'killed', detail: 'signal: SIGKILL' });
+    expect(settlementOf({ kind: 'exit', exitCode: null, signal: 'SIGTERM', killRequested: true })).toEqual({
+      status: 'killed',
+      detail: 'signal: SIGTERM',
+    });
+    expect(settlementOf({ kind: 'exit', exitCode: null, signal: 'SIGKILL', killRequested: false })).toEqual({
+      status: 'killed',
+      detail: 'signal: SIGKILL',
+    });
   });
 
   it('calls an exit with a code after a kill request killed before exit', () => {
-    expect(settlementOf({ kind: 'exit', exitCode: 0, signal: null, killRequested: true })).toEqual({ status: 'killed', detail: 'killed before exit' });
+    expect(settlementOf({ kind: 'exit', exitCode: 0, signal: null, killRequested: true })).toEqual({
+      status: 'killed',
+      detail: 'killed before exit',
+    });
   });
 
   it('reports infrastructure failures as failed, never as killed', () => {
-    expect(settlementOf({ kind: 'spawn-failed', reason: 'workdir does not exist: /x' })).toEqual({ status: 'failed', detail: 'spawn failed: workdir does not exist: /x' });
+    expect(settlementOf({ kind: 'spawn-failed', reason: 'workdir does not exist: /x' })).toEqual({
+      status: 'failed',
+      detail: 'spawn failed: workdir does not exist: /x',
+    });
     expect(settlementOf({ kind: 'runner-failed', reason: 'bwrap: setting up uid map' }).status).toBe('failed');
     expect(settlementOf({ kind: 'daemon-restarted' })).toEqual({ status: 'failed', detail: DAEMON_RESTARTED_DETAIL });
   });

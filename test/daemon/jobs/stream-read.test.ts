@@ -68,7 +68,11 @@ describe('consumeSlices over a growing stream', () => {
       const size = 1 + Math.floor(next() * 20);
       stdout.append(all.subarray(written, written + size));
       written += size;
-      const read = consumeSlices(stdout.sliceFrom(cursor.stdout), stderr.sliceFrom(cursor.stderr), written >= all.length);
+      const read = consumeSlices(
+        stdout.sliceFrom(cursor.stdout),
+        stderr.sliceFrom(cursor.stderr),
+        written >= all.length,
+      );
       expect(read.lossy).toBe(false);
       cursor = read.cursor;
       delivered += read.delta;
