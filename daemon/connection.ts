@@ -4,6 +4,9 @@
  *
  * Handshake: the first request must be `initialize` with the daemon's token. Anything else, or a
  * wrong token, is answered UNAUTHORIZED and the connection is closed after the answer is flushed.
+ * Until then a connection is a stranger: its frames are capped at `PRE_AUTH_MAX_MESSAGE_BYTES`
+ * and it must authenticate within `handshakeTimeoutMs`, so unauthenticated peers cost the daemon
+ * almost nothing.
  */
 import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
@@ -25,6 +28,9 @@ import { BoundedSocketWriter, createGuardedReader, type TransportLimits, type Vi
 
 let connectionCounter = 0;
 
+/** Largest frame a connection may send before it has authenticated; `initialize` is ~200 bytes. */
+export const PRE_AUTH_MAX_MESSAGE_BYTES = 64 * 1024;
+
 /** Turns an error value into the JSON-RPC error response. */
 export function toResponseError(error: ExecdError): ResponseError<ErrorData> {
   return new ResponseError(error.code, error.message, { code: error.name });
@@ -35,7 +41,8 @@ export class ClientConnection implements SessionHolder {
   readonly id = ++connectionCounter;
   readonly openSessions = new Set<string>();
   readonly rpc: MessageConnection;
-  authed = false;
+  private authedFlag = false;
+  private handshakeTimer: NodeJS.Timeout | undefined;
   /** Resolves when the socket is fully closed (everything queued was flushed, or dropped). */
   readonly gone: Promise<void>;
   /** Requests being handled; their answers are not on the socket yet. */
@@ -51,7 +58,11 @@ export class ClientConnection implements SessionHolder {
   ) {
     this.gone = new Promise((resolve) => socket.once('close', () => resolve()));
     const limits: TransportLimits = {
-      maxMessageBytes: () => daemon.config.get().maxMessageBytes,
+      // Read per frame: the full cap applies from the first frame after `initialize` succeeded.
+      maxMessageBytes: () =>
+        this.authedFlag
+          ? daemon.config.get().maxMessageBytes
+          : Math.min(PRE_AUTH_MAX_MESSAGE_BYTES, daemon.config.get().maxMessageBytes),
       maxUnsentBytes: () => daemon.config.get().maxUnsentBytes,
     };
     const violated: ViolationListener = (violation) => this.drop(violation);
@@ -72,6 +83,33 @@ export class ClientConnection implements SessionHolder {
     socket.on('error', () => this.close());
     socket.on('close', () => this.close());
     this.rpc.listen();
+    const handshakeMs = daemon.config.get().handshakeTimeoutMs;
+    this.handshakeTimer = setTimeout(() => this.handshakeExpired(handshakeMs), handshakeMs);
+    this.handshakeTimer.unref();
+  }
+
+  /** True once `initialize` succeeded on this connection. */
+  get authed(): boolean {
+    return this.authedFlag;
+  }
+
+  /** Set by `initialize` on success: from then on full frame size, no handshake deadline. */
+  set authed(value: boolean) {
+    this.authedFlag = value;
+    if (!value) return;
+    clearTimeout(this.handshakeTimer);
+    this.handshakeTimer = undefined;
+  }
+
+  /** A peer that never authenticated in time is told why and closed. */
+  private handshakeExpired(handshakeMs: number): void {
+    this.handshakeTimer = undefined;
+    if (this.authedFlag || this.closedFlag) return;
+    const message = `no initialize within handshakeTimeoutMs (${handshakeMs})`;
+    this.daemon.log.warn({ conn: this.id, reason: message }, 'connection dropped');
+    const error = toResponseError(new ExecdError('UNAUTHORIZED', message));
+    void this.writer.write({ jsonrpc: '2.0', id: null, error: error.toJson() } as Message);
+    this.close();
   }
 
   /** True once the connection is gone. */
@@ -96,6 +134,7 @@ export class ClientConnection implements SessionHolder {
   close(): void {
     if (this.closedFlag) return;
     this.closedFlag = true;
+    clearTimeout(this.handshakeTimer);
     this.socket.end();
     setTimeout(() => this.socket.destroy(), 1_000).unref();
     this.rpc.dispose();

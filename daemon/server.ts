@@ -3,13 +3,16 @@
  * shutdown that leaves no process, timer or socket behind.
  */
 import { readFileSync } from 'node:fs';
+import type { Socket } from 'node:net';
+import type { Message } from 'vscode-jsonrpc';
 import { configSchema, DEFAULT_CONFIG, type ConfigPatch } from '../protocol/config.js';
 import { ExecdError } from '../protocol/errors.js';
+import { frameMessage } from '../protocol/framing.js';
 import { PLATFORM, type PlatformFacts } from '../protocol/platform.js';
 import { openSpillFiles } from '../spill/spill-file.js';
 import { ActiveRuns } from './active-runs.js';
 import { ConfigStore, parseConfigPatch, readConfigFile } from './config-store.js';
-import { ClientConnection } from './connection.js';
+import { ClientConnection, toResponseError } from './connection.js';
 import type { DaemonContext } from './context.js';
 import { scrubEnv } from './env.js';
 import { Spawner } from './executor/spawner.js';
@@ -21,6 +24,7 @@ import { killOrphanedGroups } from './jobs/recovery.js';
 import type { Logger } from './logger.js';
 import { ProcessRegistry } from './process-registry.js';
 import { createSandboxRunner } from './sandbox/runner.js';
+import { watchIdleSessions } from './session-lifecycle.js';
 import { SessionTable } from './sessions.js';
 import { claimOwnership, type Ownership } from './ownership.js';
 import { checkSocketDir, listenPrivately, type PrivateListener } from './socket.js';
@@ -58,6 +62,18 @@ const FLUSH_WAIT_MS = 1_000;
 
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
+
+/**
+ * Answers a connection the daemon will not serve with LIMIT_EXCEEDED (id null: no request was
+ * read) and hangs up; the socket is destroyed soon even if the peer never reads.
+ */
+function refuseConnection(socket: Socket, message: string, log: Logger): void {
+  log.warn({ reason: message }, 'connection refused');
+  const error = toResponseError(new ExecdError('LIMIT_EXCEEDED', message)).toJson();
+  socket.on('error', () => {});
+  socket.end(frameMessage({ jsonrpc: '2.0', id: null, error } as Message));
+  setTimeout(() => socket.destroy(), FLUSH_WAIT_MS).unref();
 }
 
 /** Builds the configuration from defaults, the config file and the flags; throws a one-line reason. */
@@ -101,6 +117,7 @@ async function startOwnedDaemon(
   const connections = new Set<ClientConnection>();
   let listener: PrivateListener | undefined;
   let shutdownPromise: Promise<void> | undefined;
+  let stopIdleSessions = () => {};
   let markClosed: () => void = () => {};
   const closed = new Promise<void>((resolve) => (markClosed = resolve));
   const spill = new SpillSweeper(paths.spill, openSpillFiles, () => config.get(), options.log);
@@ -109,7 +126,12 @@ async function startOwnedDaemon(
   const processes = new ProcessRegistry();
   const spawner = new Spawner();
   spawner.start();
-  const jobs = new JobTable(paths.journal, (job) => announceSettlement(job, sessions, jobs, options.log));
+  const jobs = new JobTable(
+    paths.journal,
+    (job) => announceSettlement(job, sessions, jobs, options.log),
+    options.log,
+    () => config.get(),
+  );
   // Jobs a crashed daemon left running are failed now; their groups die in the background.
   const interrupted = jobs.restore(config.get().maxOutputBytes);
   killOrphanedGroups(interrupted, processes, config.get().graceMs);
@@ -141,6 +163,7 @@ async function startOwnedDaemon(
     shutdownPromise ??= (async () => {
       context.shuttingDown = true;
       context.log.info({ reason }, 'shutting down');
+      stopIdleSessions();
       listener?.server.close();
       const graceMs = config.get().graceMs;
       // In-flight runs are answered (aborted) before their connections go.
@@ -165,9 +188,15 @@ async function startOwnedDaemon(
   }
 
   await spill.start();
+  stopIdleSessions = watchIdleSessions(context);
   listener = await listenPrivately(options.socketPath, platform, (socket) => {
     if (context.shuttingDown) {
       socket.destroy();
+      return;
+    }
+    const maxConnections = config.get().maxConnections;
+    if (connections.size >= maxConnections) {
+      refuseConnection(socket, `maxConnections limit reached (${maxConnections})`, options.log);
       return;
     }
     const conn = new ClientConnection(socket, context, HANDLERS);

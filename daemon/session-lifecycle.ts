@@ -35,3 +35,78 @@ export async function closeSession(daemon: DaemonContext, sessionId: string): Pr
   daemon.log.info({ sessionId, killedJobs, removedFiles }, 'session closed');
   return { killedJobs, removedFiles };
 }
+
+/** What decides whether a session may be closed for idleness. */
+export interface SessionIdleFacts {
+  /** Connections holding it open. */
+  connections: number;
+  /** Its jobs that still hold a process. */
+  liveJobs: number;
+  /** Its process groups still alive (runs, leftovers such as a dev server started with `&`). */
+  liveGroups: number;
+  /** Its last activity: opened, used, left by a connection, or a job of it settled (ms). */
+  lastActiveAt: number;
+}
+
+/** True when nothing holds the session and it has been quiet for `idleMs` (pure). */
+export function sessionIsIdle(facts: SessionIdleFacts, now: number, idleMs: number): boolean {
+  return (
+    facts.connections === 0 && facts.liveJobs === 0 && facts.liveGroups === 0 && now - facts.lastActiveAt >= idleMs
+  );
+}
+
+/** The idle facts of every session the daemon holds. */
+function idleFacts(daemon: DaemonContext): Map<string, SessionIdleFacts> {
+  const groups = daemon.processes.live();
+  const facts = new Map<string, SessionIdleFacts>();
+  for (const session of daemon.sessions.all()) {
+    let lastActiveAt = session.lastActiveAt;
+    for (const job of daemon.jobs.list(session.id))
+      lastActiveAt = Math.max(lastActiveAt, job.finishedAt?.getTime() ?? Date.now());
+    facts.set(session.id, {
+      connections: session.connections.size,
+      liveJobs: daemon.jobs.live(session.id).length,
+      liveGroups: groups.filter((group) => group.sessionId === session.id).length,
+      lastActiveAt,
+    });
+  }
+  return facts;
+}
+
+const MIN_IDLE_CHECK_MS = 100;
+const MAX_IDLE_CHECK_MS = 60_000;
+
+/**
+ * Closes, like `session/close`, every session that no connection holds, that runs nothing and has
+ * been quiet for `sessionIdleCloseMs`, so abandoned session ids never fill `maxSessions`. Checks a
+ * few times per `sessionIdleCloseMs` (at most every minute); returns the stop function.
+ */
+export function watchIdleSessions(daemon: DaemonContext): () => void {
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+  const schedule = () => {
+    const idleMs = daemon.config.get().sessionIdleCloseMs;
+    timer = setTimeout(check, Math.min(MAX_IDLE_CHECK_MS, Math.max(MIN_IDLE_CHECK_MS, idleMs / 4)));
+    timer.unref();
+  };
+  const check = () => {
+    if (stopped || daemon.shuttingDown) return;
+    const idleMs = daemon.config.get().sessionIdleCloseMs;
+    const now = Date.now();
+    const doomed = [...idleFacts(daemon)].filter(([, facts]) => sessionIsIdle(facts, now, idleMs));
+    const closing = doomed.map(async ([sessionId]) => {
+      daemon.log.info({ sessionId, idleMs }, 'closing an idle session');
+      await closeSession(daemon, sessionId);
+    });
+    Promise.all(closing)
+      .catch((error: unknown) => daemon.log.error({ err: error }, 'closing an idle session failed'))
+      .finally(() => {
+        if (!stopped) schedule();
+      });
+  };
+  schedule();
+  return () => {
+    stopped = true;
+    clearTimeout(timer);
+  };
+}

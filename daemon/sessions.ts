@@ -16,6 +16,8 @@ export interface Session {
   sandbox?: SandboxPolicy;
   /** Connections that currently have this session open. */
   connections: Set<SessionHolder>;
+  /** Last time (ms since the epoch) it was opened, used by a request, or left by a connection. */
+  lastActiveAt: number;
 }
 
 /** Anything that can hold sessions open: a client connection. */
@@ -26,7 +28,7 @@ export interface SessionHolder {
 }
 
 /** The facts a `session/open` brings. */
-export type SessionFactsInput = Omit<Session, 'connections'>;
+export type SessionFactsInput = Omit<Session, 'connections' | 'lastActiveAt'>;
 
 /** The daemon's session table. */
 export class SessionTable {
@@ -47,7 +49,9 @@ export class SessionTable {
     if (!existing && this.sessions.size >= maxSessions) {
       return new ExecdError('LIMIT_EXCEEDED', `maxSessions limit reached (${maxSessions})`);
     }
-    const session: Session = Object.assign(existing ?? { connections: new Set<SessionHolder>() }, facts);
+    const session: Session = Object.assign(existing ?? { connections: new Set<SessionHolder>() }, facts, {
+      lastActiveAt: Date.now(),
+    });
     this.sessions.set(facts.id, session);
     session.connections.add(holder);
     holder.openSessions.add(facts.id);
@@ -60,6 +64,7 @@ export class SessionTable {
     if (!session || !holder.openSessions.has(sessionId)) {
       return new ExecdError('SESSION_NOT_FOUND', `session ${sessionId} is not open on this connection`);
     }
+    session.lastActiveAt = Date.now();
     return session;
   }
 
@@ -78,7 +83,13 @@ export class SessionTable {
 
   /** Detaches a holder that went away; the sessions themselves live on. */
   detach(holder: SessionHolder): void {
-    for (const id of holder.openSessions) this.sessions.get(id)?.connections.delete(holder);
+    const now = Date.now();
+    for (const id of holder.openSessions) {
+      const session = this.sessions.get(id);
+      if (!session) continue;
+      session.connections.delete(holder);
+      session.lastActiveAt = now;
+    }
     holder.openSessions.clear();
   }
 }

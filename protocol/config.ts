@@ -44,6 +44,16 @@ const configFields = (z: Zod) => ({
   spillQuotaBytes: positive(),
   /** Age after which a spill or log file of a settled run or job is removed by the sweep. */
   spillRetentionMs: positive(),
+  /** Client connections at once (authenticated or not); one more is refused. */
+  maxConnections: positiveInt(),
+  /** Time a new connection has to send a valid `initialize`; past it the connection is closed. */
+  handshakeTimeoutMs: positive().max(MAX_TIMER_MS, { error: `must be at most ${MAX_TIMER_MS}` }),
+  /** Settled jobs kept in the table; past it the oldest settled ones are released with their files. */
+  maxSettledJobs: positiveInt(),
+  /** Age (since it settled) after which a settled job is released with its files. */
+  settledJobRetentionMs: positive(),
+  /** A session with no connection, nothing running and no activity for this long is closed. */
+  sessionIdleCloseMs: positive(),
 });
 
 /** The schema of a complete configuration: every field present (but `cwd`); built on first use. */
@@ -75,4 +85,9 @@ export const DEFAULT_CONFIG: Config = Object.freeze({
   maxUnsentBytes: 16 * 1024 * 1024,
   spillQuotaBytes: 4 * 1024 * 1024 * 1024,
   spillRetentionMs: 7 * 24 * 3_600_000,
+  maxConnections: 256,
+  handshakeTimeoutMs: 5_000,
+  maxSettledJobs: 1_000,
+  settledJobRetentionMs: 7 * 24 * 3_600_000,
+  sessionIdleCloseMs: 24 * 3_600_000,
 });

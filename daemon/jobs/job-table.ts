@@ -1,28 +1,45 @@
 /**
- * The daemon's job table (SPEC §1.6): ids that are never reused, ownership by session, and the
- * journal that lets a restarted daemon find every job again.
+ * The daemon's job table (SPEC §1.6): ids that are never reused, ownership by session, the
+ * journal that lets a restarted daemon find every job again, and the bound on settled jobs
+ * (`maxSettledJobs`, `settledJobRetentionMs`): past it the oldest settled jobs are released with
+ * their log files, so the table, the journal and `daemon/status` stay small however many jobs ran.
  */
+import { rm } from 'node:fs/promises';
 import { ExecdError } from '../../protocol/errors.js';
+import type { Logger } from '../logger.js';
 import { formatJobId } from './ids.js';
 import type { Job } from './job.js';
 import { fromRecord, toRecord } from './job-record.js';
 import { JobJournal, loadJournal } from './journal.js';
+import { settledToRelease, type SettledBounds } from './retention.js';
+
+/** Bounds of the retention timer's period. */
+const MIN_PRUNE_PERIOD_MS = 100;
+const MAX_PRUNE_PERIOD_MS = 60_000;
 
 /** The table of background jobs, journaled as it changes. */
 export class JobTable {
   private readonly jobs = new Map<string, Job>();
   private nextNumber = 1;
   private readonly journal: JobJournal;
+  private pruneTimer: NodeJS.Timeout | undefined;
 
   constructor(
     journalPath: string,
     /** Called once per job when it settles, after its settlement is journaled. */
     private readonly onSettled: (job: Job) => void,
+    private readonly log: Logger,
+    /** The settled-job bounds, read at each use so that `config/set` applies. */
+    private readonly bounds: () => SettledBounds,
   ) {
-    this.journal = new JobJournal(journalPath, {
-      state: () => ({ nextNumber: this.nextNumber, jobs: [...this.jobs.values()].map(toRecord) }),
-      jobCount: () => this.jobs.size,
-    });
+    this.journal = new JobJournal(
+      journalPath,
+      {
+        state: () => ({ nextNumber: this.nextNumber, jobs: [...this.jobs.values()].map(toRecord) }),
+        jobCount: () => this.jobs.size,
+      },
+      log,
+    );
   }
 
   /**
@@ -31,6 +48,10 @@ export class JobTable {
    */
   restore(windowBytes: number): Job[] {
     const state = loadJournal(this.journal.path);
+    if (state.readError !== undefined)
+      this.log.warn({ code: state.readError }, 'job journal unreadable; starting with an empty job table');
+    for (const bad of state.skipped)
+      this.log.warn({ line: bad.line, type: bad.type, reason: bad.reason }, 'job journal: skipped a bad record');
     this.nextNumber = Math.max(this.nextNumber, state.nextNumber);
     const interrupted: Job[] = [];
     for (const record of state.jobs) {
@@ -38,8 +59,46 @@ export class JobTable {
       if (job.settle({ kind: 'daemon-restarted' })) interrupted.push(job);
       this.jobs.set(job.id, job);
     }
+    this.pruneSettled();
+    // Rewritten from what was kept: skipped lines and released jobs leave the file.
     this.journal.compact();
+    this.schedulePrune();
     return interrupted;
+  }
+
+  /**
+   * Releases settled jobs past the bounds — older than `settledJobRetentionMs`, then the oldest
+   * past `maxSettledJobs` — and deletes their log files. Returns how many were released.
+   */
+  pruneSettled(now = Date.now()): number {
+    const settled = [...this.jobs.values()]
+      .filter((job) => job.isSettled)
+      .map((job) => ({ id: job.id, finishedAtMs: job.finishedAt?.getTime() ?? job.identity.startedAt.getTime() }));
+    const doomed = settledToRelease(settled, now, this.bounds());
+    for (const id of doomed) {
+      const job = this.jobs.get(id)!;
+      this.forget(job);
+      const { logPaths } = job.identity;
+      for (const path of [logPaths.stdout, logPaths.stderr])
+        rm(path, { force: true }).catch((error: NodeJS.ErrnoException) =>
+          this.log.warn({ jobId: id, code: error.code }, 'could not delete a released job log'),
+        );
+    }
+    if (doomed.length > 0) this.log.info({ released: doomed.length }, 'settled jobs released past their bound');
+    return doomed.length;
+  }
+
+  /** Checks the age bound a few times per `settledJobRetentionMs` (at most every minute). */
+  private schedulePrune(): void {
+    const period = Math.min(
+      MAX_PRUNE_PERIOD_MS,
+      Math.max(MIN_PRUNE_PERIOD_MS, this.bounds().settledJobRetentionMs / 4),
+    );
+    this.pruneTimer = setTimeout(() => {
+      this.pruneSettled();
+      this.schedulePrune();
+    }, period);
+    this.pruneTimer.unref();
   }
 
   /** A fresh id, `bash-<n>`; never handed out twice. */
@@ -51,11 +110,14 @@ export class JobTable {
   add(job: Job): void {
     this.jobs.set(job.id, job);
     this.record(job);
-    void job.settled.then(() => {
-      if (this.jobs.get(job.id) !== job) return;
-      this.record(job);
-      this.onSettled(job);
-    });
+    job.settled
+      .then(() => {
+        if (this.jobs.get(job.id) !== job) return;
+        this.record(job);
+        this.onSettled(job);
+        this.pruneSettled();
+      })
+      .catch((error: unknown) => this.log.error({ jobId: job.id, err: error }, 'job settlement bookkeeping failed'));
   }
 
   /** Journals a job's current state (after its pid, `reported` or settlement changed). */
@@ -103,6 +165,7 @@ export class JobTable {
 
   /** Writes the final journal and closes it. */
   close(): void {
+    clearTimeout(this.pruneTimer);
     this.journal.close();
   }
 }
