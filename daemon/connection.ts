@@ -59,10 +59,11 @@ export class ClientConnection implements SessionHolder {
     this.gone = new Promise((resolve) => socket.once('close', () => resolve()));
     const limits: TransportLimits = {
       // Read per frame: the full cap applies from the first frame after `initialize` succeeded.
-      maxMessageBytes: () =>
-        this.authedFlag
-          ? daemon.config.get().maxMessageBytes
-          : Math.min(PRE_AUTH_MAX_MESSAGE_BYTES, daemon.config.get().maxMessageBytes),
+      maxMessageBytes: () => {
+        const configured = daemon.config.get().maxMessageBytes;
+        if (this.authedFlag || configured <= PRE_AUTH_MAX_MESSAGE_BYTES) return configured;
+        return { bytes: PRE_AUTH_MAX_MESSAGE_BYTES, name: 'the limit before initialize' };
+      },
       maxUnsentBytes: () => daemon.config.get().maxUnsentBytes,
     };
     const violated: ViolationListener = (violation) => this.drop(violation);

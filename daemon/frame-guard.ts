@@ -26,6 +26,13 @@ export interface FrameViolation {
 
 const malformed = (message: string): FrameViolation => ({ code: 'PARSE_ERROR', message });
 
+/** A frame size cap and the name a refusal gives it (a plain number is `maxMessageBytes`). */
+export interface MessageCap {
+  bytes: number;
+  /** E.g. `maxMessageBytes`, or `the limit before initialize`. */
+  name: string;
+}
+
 /** Tracks the framing of one connection's incoming bytes. */
 export class FrameGuard {
   /** Header text (latin1) of the frame being read, while in the header. */
@@ -35,9 +42,12 @@ export class FrameGuard {
   /** Body bytes still to come of the current frame; -1 while reading a header. */
   private bodyRemaining = -1;
 
-  /** `maxMessageBytes` is read for every frame, so a `config/set` applies to the next one. */
+  /**
+   * The cap is read for every frame, so a `config/set` (or a connection authenticating) applies to
+   * the next one.
+   */
   constructor(
-    private readonly maxMessageBytes: () => number,
+    private readonly maxMessageBytes: () => number | MessageCap,
     private readonly maxHeaderBytes = MAX_HEADER_BYTES,
   ) {}
 
@@ -63,11 +73,12 @@ export class FrameGuard {
       this.crlfState = 0;
       const length = contentLength(block);
       if (typeof length === 'string') return malformed(length);
-      const max = this.maxMessageBytes();
+      const cap = this.maxMessageBytes();
+      const { bytes: max, name } = typeof cap === 'number' ? { bytes: cap, name: 'maxMessageBytes' } : cap;
       if (length > max)
         return {
           code: 'LIMIT_EXCEEDED',
-          message: `message of ${length} bytes is larger than maxMessageBytes (${max})`,
+          message: `message of ${length} bytes is larger than ${name} (${max})`,
         };
       // A zero-length body leaves the guard in the header state.
       if (length > 0) this.bodyRemaining = length;

@@ -20,11 +20,11 @@ import {
   type RAL,
 } from 'vscode-jsonrpc/node.js';
 import { frameMessage } from '../protocol/framing.js';
-import { FrameGuard, type FrameViolation } from './frame-guard.js';
+import { FrameGuard, type FrameViolation, type MessageCap } from './frame-guard.js';
 
 /** The bounds of one connection, read at each use so that `config/set` applies at once. */
 export interface TransportLimits {
-  maxMessageBytes(): number;
+  maxMessageBytes(): number | MessageCap;
   maxUnsentBytes(): number;
 }
 

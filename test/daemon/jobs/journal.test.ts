@@ -1,5 +1,5 @@
 /** The job journal: replay of its entries, torn lines, ids that continue, compaction. */
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -52,10 +52,41 @@ describe('replayJournal', () => {
     expect(replayJournal('').nextNumber).toBe(1);
   });
 
-  it('skips a torn last line and garbage', () => {
+  it('skips a torn last line and garbage, and reports them by line number', () => {
     const text = `${lines({ t: 'job', job: record('bash-1') })}not json\n{"t":"job","job":{"id":"bash-`;
     const state = replayJournal(text);
     expect(state.jobs.map((job) => job.id)).toEqual(['bash-1']);
+    expect(state.skipped).toEqual([
+      { line: 2, type: 'unknown', reason: 'not JSON' },
+      { line: 3, type: 'unknown', reason: 'not JSON' },
+    ]);
+  });
+
+  it('skips records of the wrong shape, naming the fields but never the content, and keeps the rest', () => {
+    const { startedAt: _startedAt, ...noStart } = record('bash-2');
+    const text = [
+      JSON.stringify({ t: 'job' }),
+      JSON.stringify({ t: 'job', job: noStart }),
+      JSON.stringify({ t: 'job', job: record('bash-3', { startedAt: 'secret-not-a-date' }) }),
+      JSON.stringify({ t: 'cursor', id: 'bash-1', stdout: -1, stderr: 0 }),
+      JSON.stringify({ t: 'secret-type' }),
+      JSON.stringify([1, 2]),
+      JSON.stringify(null),
+      JSON.stringify({ t: 'job', job: record('bash-1') }),
+      JSON.stringify({ t: 'cursor', id: 'bash-1', stdout: 4, stderr: 0 }),
+    ].join('\n');
+    const state = replayJournal(text);
+    expect(state.jobs.map((job) => [job.id, job.cursor.stdout])).toEqual([['bash-1', 4]]);
+    expect(state.skipped).toEqual([
+      { line: 1, type: 'job', reason: 'invalid job' },
+      { line: 2, type: 'job', reason: 'invalid job.startedAt' },
+      { line: 3, type: 'job', reason: 'invalid job.startedAt' },
+      { line: 4, type: 'cursor', reason: 'invalid stdout' },
+      { line: 5, type: 'unknown', reason: 'invalid t' },
+      { line: 6, type: 'unknown', reason: expect.stringMatching(/^invalid /) },
+      { line: 7, type: 'unknown', reason: expect.stringMatching(/^invalid /) },
+    ]);
+    expect(JSON.stringify(state.skipped)).not.toContain('secret');
   });
 });
 
@@ -82,7 +113,33 @@ describe('JobJournal', () => {
   });
 
   it('loads a missing journal as an empty table', () => {
-    expect(loadJournal(join(tempDir(), 'none'))).toEqual({ nextNumber: 1, jobs: [] });
+    expect(loadJournal(join(tempDir(), 'none'))).toEqual({ nextNumber: 1, jobs: [], skipped: [] });
+  });
+
+  it('reports an unreadable journal instead of throwing', () => {
+    expect(loadJournal(tempDir())).toMatchObject({ nextNumber: 1, jobs: [], readError: 'EISDIR' });
+  });
+
+  it('never throws when it cannot write, leaves no temp file, and catches up once it can', () => {
+    const dir = tempDir();
+    const path = join(dir, 'jobs.journal');
+    const jobs = [record('bash-1')];
+    const journal = new JobJournal(path, { state: () => ({ nextNumber: 2, jobs }), jobCount: () => jobs.length });
+    expect(journal.compact()).toBe(true);
+    // The journal path becomes a directory: every write fails, as on a full disk.
+    rmSync(path);
+    mkdirSync(path);
+    jobs[0] = record('bash-1', { status: 'completed', detail: 'exit code: 0' });
+    expect(() => journal.compact()).not.toThrow();
+    expect(journal.isBehind).toBe(true);
+    expect(existsSync(`${path}.tmp`)).toBe(false);
+    rmSync(path, { recursive: true });
+    // The next change rewrites the whole journal, including the change that could not be written.
+    jobs[0]!.cursor = { stdout: 3, stderr: 0 };
+    journal.append({ t: 'cursor', id: 'bash-1', stdout: 3, stderr: 0 });
+    expect(journal.isBehind).toBe(false);
+    expect(loadJournal(path).jobs[0]).toMatchObject({ status: 'completed', cursor: { stdout: 3 } });
+    journal.close();
   });
 });
 
