@@ -23,8 +23,8 @@ import {
 const COMPACT_MIN_ENTRIES = 1_000;
 /** Compact once the appended entries outnumber the live records this many times. */
 const COMPACT_RATIO = 4;
-/** How often a journal that fell behind tries to catch up when nothing else changes. */
-const RETRY_MS = 5_000;
+/** How often, at most, a journal that fell behind tries to catch up (a rewrite costs the whole table). */
+const RETRY_MS = 1_000;
 
 /** What loading a journal yields: the replay, and why the file could not be read, if it could not. */
 export interface JournalLoad extends JournalReplay {
@@ -60,6 +60,8 @@ export class JobJournal {
   /** True after a write failed: the file lags the table until a compaction succeeds. */
   private behind = false;
   private retryTimer: NodeJS.Timeout | undefined;
+  /** When the last catch-up was tried (ms), so a burst of changes on a full disk tries once. */
+  private lastAttemptAt = 0;
 
   constructor(
     readonly path: string,
@@ -78,6 +80,7 @@ export class JobJournal {
    */
   compact(): boolean {
     if (this.closed) return false;
+    this.lastAttemptAt = Date.now();
     const tmp = `${this.path}.tmp`;
     try {
       const text = compactedEntries(this.source.state())
@@ -114,10 +117,12 @@ export class JobJournal {
   append(entry: JournalEntry): void {
     if (this.closed) return;
     // The table already holds this entry's change, so a compaction records it too.
-    if (this.behind || this.fd === undefined) {
-      this.compact();
+    if (this.behind) {
+      if (Date.now() - this.lastAttemptAt >= RETRY_MS) this.compact();
       return;
     }
+    // Not opened yet (a replay in progress): the compaction that opens it records the change.
+    if (this.fd === undefined) return;
     const line = Buffer.from(`${JSON.stringify(entry)}\n`);
     let done = 0;
     try {
