@@ -111,6 +111,7 @@ export class ClientConnection implements SessionHolder {
     const error = toResponseError(new ExecdError('UNAUTHORIZED', message));
     void this.writer.write({ jsonrpc: '2.0', id: null, error: error.toJson() } as Message);
     this.close();
+    this.socket.pause();
   }
 
   /** True once the connection is gone. */
@@ -160,6 +161,8 @@ export class ClientConnection implements SessionHolder {
         : new ResponseError(RpcErrorCodes.ParseError, violation.message);
     void this.writer.write({ jsonrpc: '2.0', id: null, error: error.toJson() } as Message);
     this.close();
+    // Nothing more it sends will be read: stop taking (and discarding) its bytes now.
+    this.socket.pause();
   }
 
   private refuse(): ResponseError<ErrorData> {
