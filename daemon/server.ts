@@ -131,6 +131,7 @@ async function startOwnedDaemon(
     (job) => announceSettlement(job, sessions, jobs, options.log),
     options.log,
     () => config.get(),
+    paths.spill,
   );
   // Jobs a crashed daemon left running are failed now; their groups die in the background.
   const interrupted = jobs.restore(config.get().maxOutputBytes);

@@ -5,6 +5,7 @@
  * their log files, so the table, the journal and `daemon/status` stay small however many jobs ran.
  */
 import { rm } from 'node:fs/promises';
+import { resolve, sep } from 'node:path';
 import { ExecdError } from '../../protocol/errors.js';
 import type { Logger } from '../logger.js';
 import { formatJobId } from './ids.js';
@@ -31,6 +32,8 @@ export class JobTable {
     private readonly log: Logger,
     /** The settled-job bounds, read at each use so that `config/set` applies. */
     private readonly bounds: () => SettledBounds,
+    /** The spill directory: a released job's log files are deleted only when they lie inside it. */
+    private readonly logRoot: string,
   ) {
     this.journal = new JobJournal(
       journalPath,
@@ -79,7 +82,11 @@ export class JobTable {
       const job = this.jobs.get(id)!;
       this.forget(job);
       const { logPaths } = job.identity;
-      for (const path of [logPaths.stdout, logPaths.stderr])
+      // A path from a journal is never trusted to name a file outside the spill directory.
+      const ours = [logPaths.stdout, logPaths.stderr].filter((path) =>
+        resolve(path).startsWith(resolve(this.logRoot) + sep),
+      );
+      for (const path of ours)
         rm(path, { force: true }).catch((error: NodeJS.ErrnoException) =>
           this.log.warn({ jobId: id, code: error.code }, 'could not delete a released job log'),
         );
