@@ -11,8 +11,12 @@ import { escalationHintLine, renderResult } from '../render.js';
 import { shellArgsJsonSchema, validateShellArgs, type ArgsConfig, type ShellArgs } from './args.js';
 import { toolDescription, type ShellFlavor } from './description.js';
 import {
+  cancelledEscalationText,
   checkEscalationTarget,
+  decideEscalation,
   escalatedPolicy,
+  failedApprovalText,
+  invalidApprovalText,
   rejectedEscalationText,
   sandboxInForce,
   widerTargets,
@@ -27,7 +31,7 @@ export type ShellToolDetails =
   | { kind: 'run'; result: ShellRunResult }
   | { kind: 'background'; jobId: string; pid: number; startedAt: string }
   | { kind: 'invalid'; message: string }
-  | { kind: 'rejected'; requestedMode: SandboxMode }
+  | { kind: 'rejected'; requestedMode: SandboxMode; outcome: 'rejected' | 'cancelled' }
   | CallFailure;
 
 /** What a shell tool is built from. */
@@ -52,6 +56,11 @@ export function argsConfigOf(
   return { background, escalation };
 }
 
+/** An approval callback that failed (threw, or answered no outcome): an error result, nothing ran. */
+function approvalFailure(message: string): ToolResult<ShellToolDetails> {
+  return { text: message, isError: true, details: { kind: 'error', errorName: 'ESCALATION_APPROVAL', message } };
+}
+
 /** The policy a call runs under, or what to answer instead (invalid target, refused approval). */
 async function policyForCall(
   args: ShellArgs,
@@ -64,25 +73,30 @@ async function policyForCall(
   if (target === undefined || current === undefined || options.approveEscalation === undefined) return {};
   const refusal = checkEscalationTarget(target, current.mode);
   if (refusal) return { text: refusal, isError: true, details: { kind: 'invalid', message: refusal } };
-  const approved = await options.approveEscalation(
-    {
-      sessionId: options.session.id,
-      command: args.command,
-      workdir,
-      currentMode: current.mode,
-      requestedMode: target,
-      justification: args.justification!,
-      background: args.run_in_background === true,
-    },
-    { signal },
-  );
+  let answer: unknown;
+  try {
+    answer = await options.approveEscalation(
+      {
+        sessionId: options.session.id,
+        command: args.command,
+        workdir,
+        currentMode: current.mode,
+        requestedMode: target,
+        justification: args.justification!,
+        background: args.run_in_background === true,
+      },
+      { signal },
+    );
+  } catch (cause) {
+    throwIfAborted(signal);
+    return approvalFailure(failedApprovalText(cause));
+  }
   throwIfAborted(signal);
-  if (!approved) {
-    return {
-      text: rejectedEscalationText(target),
-      isError: true,
-      details: { kind: 'rejected', requestedMode: target },
-    };
+  const decision = decideEscalation(answer);
+  if (decision.kind === 'invalid') return approvalFailure(invalidApprovalText(decision.value));
+  if (decision.kind !== 'approved') {
+    const text = decision.kind === 'cancelled' ? cancelledEscalationText(target) : rejectedEscalationText(target);
+    return { text, isError: true, details: { kind: 'rejected', requestedMode: target, outcome: decision.kind } };
   }
   return { policy: escalatedPolicy(current, target) };
 }
