@@ -125,6 +125,9 @@ export function createShellTool(options: ShellToolOptions): ModelTool<ShellToolD
       workdir,
       timeoutMs: args.timeoutMs,
       sandboxPolicy: decided.policy,
+      // Every command gets the session's DSH_HOME, also when someone reopened the session with
+      // other facts (the CLI's --session does) or the harness opened it without one.
+      dshEnv: session.dshHome === undefined ? undefined : { DSH_HOME: session.dshHome },
       ...trusted,
     };
     try {
