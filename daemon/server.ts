@@ -3,7 +3,7 @@
  * shutdown that leaves no process, timer or socket behind.
  */
 import { readFileSync } from 'node:fs';
-import { configSchema, DEFAULT_CONFIG, type ConfigPatch } from '../protocol/config.js';
+import { configSchema, DEFAULT_CONFIG, mergeConfigPatch, type ConfigPatch } from '../protocol/config.js';
 import { ExecdError } from '../protocol/errors.js';
 import { PLATFORM, type PlatformFacts } from '../protocol/platform.js';
 import { openSpillFiles } from '../spill/spill-file.js';
@@ -66,7 +66,7 @@ function initialConfig(path: string, flags: ConfigPatch | undefined) {
   if (fromFile instanceof ExecdError) throw new Error(fromFile.message);
   const fromFlags = parseConfigPatch(flags ?? {}, '--config');
   if (fromFlags instanceof ExecdError) throw new Error(fromFlags.message);
-  const parsed = configSchema().safeParse({ ...DEFAULT_CONFIG, ...fromFile, ...fromFlags });
+  const parsed = configSchema().safeParse(mergeConfigPatch(mergeConfigPatch(DEFAULT_CONFIG, fromFile), fromFlags));
   if (!parsed.success) throw new Error(`configuration: ${parsed.error.issues[0]?.message}`);
   return parsed.data;
 }
