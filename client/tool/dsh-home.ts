@@ -1,6 +1,6 @@
 /** `DSH_HOME`, the harness's home directory that every command of a session gets (SPEC §1.4). */
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 
 /** Where `DSH_HOME` may come from, first wins. */
 export interface DshHomeSources {
@@ -21,12 +21,11 @@ function firstSet(...values: Array<string | undefined>): string | undefined {
 
 /**
  * `DSH_HOME` as the seam defaults it: the session's fact, else the configured one, else
- * `$DSH_HOME` of the harness process, else `~/.dsh`.
+ * `$DSH_HOME` of the harness process, else `~/.dsh`; a relative path is made absolute against the
+ * harness's cwd, since commands run elsewhere.
  */
 export function resolveDshHome(sources: DshHomeSources = {}): string {
   const { session, configured, env = process.env } = sources;
-  return (
-    firstSet(session?.dshHome, session?.dshEnv?.DSH_HOME, configured, env.DSH_HOME) ??
-    join(sources.home ?? homedir(), '.dsh')
-  );
+  const given = firstSet(session?.dshHome, session?.dshEnv?.DSH_HOME, configured, env.DSH_HOME);
+  return given === undefined ? join(sources.home ?? homedir(), '.dsh') : resolve(given);
 }

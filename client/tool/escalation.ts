@@ -19,14 +19,18 @@ export interface EscalationRequest {
   background: boolean;
 }
 
-/** The outcome of an approval, in the seam's words; `true`/`false` are accepted as approved/rejected. */
-export type EscalationOutcome = 'approved' | 'rejected' | 'cancelled';
+/**
+ * The outcome of an approval: `'approved'` (or `true`), `'rejected'` (or `false`), `'cancelled'`.
+ * The approval seam's own words are accepted too: `'allowed-once'` approves, `'unavailable'` (no
+ * approval channel could ask anyone) refuses.
+ */
+export type EscalationOutcome = 'approved' | 'rejected' | 'cancelled' | 'allowed-once' | 'unavailable';
 
 /**
- * Decides an escalation: `'approved'` (or `true`) runs under the wider mode; `'rejected'` (or
- * `false`) and `'cancelled'` (nobody decided, e.g. the prompt was dismissed) run nothing. Any other
- * value is a programming error of the harness and runs nothing either. The signal is the tool
- * call's: an aborted call needs no answer.
+ * Decides an escalation: an explicit approval runs under the wider mode; a refusal, a
+ * cancellation (nobody decided, e.g. the prompt was dismissed) or an unavailable channel runs
+ * nothing. Any other value is a programming error of the harness and runs nothing either. The
+ * signal is the tool call's: an aborted call needs no answer.
  */
 export type ApproveEscalation = (
   request: EscalationRequest,
@@ -34,13 +38,14 @@ export type ApproveEscalation = (
 ) => boolean | EscalationOutcome | Promise<boolean | EscalationOutcome>;
 
 /** What a callback's answer means: only an explicit approval approves (fail closed). */
-export type EscalationDecision = { kind: EscalationOutcome } | { kind: 'invalid'; value: unknown };
+export type EscalationDecision =
+  { kind: 'approved' | 'rejected' | 'cancelled' | 'unavailable' } | { kind: 'invalid'; value: unknown };
 
 /** Reads a callback's answer; anything but `true`, `false` or a known outcome is `invalid`. */
 export function decideEscalation(value: unknown): EscalationDecision {
-  if (value === true || value === 'approved') return { kind: 'approved' };
+  if (value === true || value === 'approved' || value === 'allowed-once') return { kind: 'approved' };
   if (value === false || value === 'rejected') return { kind: 'rejected' };
-  if (value === 'cancelled') return { kind: 'cancelled' };
+  if (value === 'cancelled' || value === 'unavailable') return { kind: value };
   return { kind: 'invalid', value };
 }
 
@@ -87,11 +92,16 @@ export function cancelledEscalationText(target: SandboxMode): string {
   return `[sandbox: escalation to ${target} was cancelled before it was decided; the command did not run]`;
 }
 
+/** What the model reads when no approval channel could ask anyone: nothing ran. */
+export function unavailableEscalationText(target: SandboxMode): string {
+  return `[sandbox: escalation to ${target} could not be approved: no approval channel is available; the command did not run]`;
+}
+
 /** The error text when the approval callback answered something that is not an outcome: nothing ran. */
 export function invalidApprovalText(value: unknown): string {
   return (
     `sandbox escalation failed: approveEscalation returned ${describeValue(value)}; expected 'approved', ` +
-    `'rejected', 'cancelled', true or false. The command did not run`
+    `'rejected', 'cancelled', true or false (or 'allowed-once', 'unavailable'). The command did not run`
   );
 }
 

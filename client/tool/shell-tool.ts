@@ -19,6 +19,7 @@ import {
   invalidApprovalText,
   rejectedEscalationText,
   sandboxInForce,
+  unavailableEscalationText,
   widerTargets,
   type ApproveEscalation,
 } from './escalation.js';
@@ -31,7 +32,7 @@ export type ShellToolDetails =
   | { kind: 'run'; result: ShellRunResult }
   | { kind: 'background'; jobId: string; pid: number; startedAt: string }
   | { kind: 'invalid'; message: string }
-  | { kind: 'rejected'; requestedMode: SandboxMode; outcome: 'rejected' | 'cancelled' }
+  | { kind: 'rejected'; requestedMode: SandboxMode; outcome: 'rejected' | 'cancelled' | 'unavailable' }
   | CallFailure;
 
 /** What a shell tool is built from. */
@@ -55,6 +56,13 @@ export function argsConfigOf(
   const escalation = approve !== undefined && policy !== undefined && widerTargets(policy.mode).length > 0;
   return { background, escalation };
 }
+
+/** What the model reads for each refusal: nothing ran. */
+const REFUSAL_TEXTS = {
+  rejected: rejectedEscalationText,
+  cancelled: cancelledEscalationText,
+  unavailable: unavailableEscalationText,
+} as const;
 
 /** An approval callback that failed (threw, or answered no outcome): an error result, nothing ran. */
 function approvalFailure(message: string): ToolResult<ShellToolDetails> {
@@ -95,7 +103,7 @@ async function policyForCall(
   const decision = decideEscalation(answer);
   if (decision.kind === 'invalid') return approvalFailure(invalidApprovalText(decision.value));
   if (decision.kind !== 'approved') {
-    const text = decision.kind === 'cancelled' ? cancelledEscalationText(target) : rejectedEscalationText(target);
+    const text = REFUSAL_TEXTS[decision.kind](target);
     return { text, isError: true, details: { kind: 'rejected', requestedMode: target, outcome: decision.kind } };
   }
   return { policy: escalatedPolicy(current, target) };

@@ -3,7 +3,7 @@
  * else `$DSH_HOME` of the harness process, else `~/.dsh`.
  */
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { createShellTools, resolveDshHome } from '../../../client/tool/index.js';
 import { SessionOpen } from '../../../protocol/methods.js';
@@ -20,6 +20,7 @@ describe('resolveDshHome', () => {
     expect(resolveDshHome({ session: {}, configured: '/c', env })).toBe('/c');
     expect(resolveDshHome({ env })).toBe('/from/env');
     expect(resolveDshHome({ env: {}, home: '/home/u' })).toBe('/home/u/.dsh');
+    expect(resolveDshHome({ configured: './relative-home', env: {} })).toBe(resolve('./relative-home'));
     expect(resolveDshHome({ env: { DSH_HOME: '' }, configured: '', home: '/home/u' })).toBe('/home/u/.dsh');
   });
 });

@@ -17,6 +17,8 @@ describe('decideEscalation', () => {
     expect(decideEscalation(false)).toEqual({ kind: 'rejected' });
     expect(decideEscalation('rejected')).toEqual({ kind: 'rejected' });
     expect(decideEscalation('cancelled')).toEqual({ kind: 'cancelled' });
+    expect(decideEscalation('allowed-once')).toEqual({ kind: 'approved' });
+    expect(decideEscalation('unavailable')).toEqual({ kind: 'unavailable' });
     for (const value of ['rogue', 'APPROVED', 1, 'yes', {}, [], null, undefined]) {
       expect(decideEscalation(value)).toEqual({ kind: 'invalid', value });
     }
@@ -69,6 +71,15 @@ describe('escalation answers through a real daemon', () => {
       },
     });
 
+    expect(await attempt(() => 'unavailable')).toEqual({
+      ran: false,
+      result: {
+        text: '[sandbox: escalation to danger-full-access could not be approved: no approval channel is available; the command did not run]',
+        isError: true,
+        details: { kind: 'rejected', requestedMode: 'danger-full-access', outcome: 'unavailable' },
+      },
+    });
+
     const invalid: Array<[unknown, string]> = [
       ['rogue', '"rogue"'],
       [1, '1'],
@@ -79,7 +90,7 @@ describe('escalation answers through a real daemon', () => {
     for (const [value, shown] of invalid) {
       const message =
         `sandbox escalation failed: approveEscalation returned ${shown}; expected 'approved', 'rejected', ` +
-        `'cancelled', true or false. The command did not run`;
+        `'cancelled', true or false (or 'allowed-once', 'unavailable'). The command did not run`;
       expect(await attempt(() => value)).toEqual({
         ran: false,
         result: { text: message, isError: true, details: { kind: 'error', errorName: 'ESCALATION_APPROVAL', message } },
@@ -101,7 +112,7 @@ describe('escalation answers through a real daemon', () => {
       'sandbox escalation failed: approveEscalation threw: user store offline. The command did not run',
     );
 
-    for (const approval of [true, 'approved']) {
+    for (const approval of [true, 'approved', 'allowed-once']) {
       const approved = await attempt(() => approval);
       expect(approved.ran).toBe(true);
       expect(approved.result).toMatchObject({ text: 'written\n', isError: false });
