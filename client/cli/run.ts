@@ -1,5 +1,7 @@
 /** `execd run -- COMMAND...`: a foreground run, streamed live, with the model's markers at the end. */
+import { ConfigGet } from '../../protocol/methods.js';
 import type { ShellRunResult } from '../../protocol/types.js';
+import type { ExecdClient } from '../connection.js';
 import {
   exitMarker,
   renderResult,
@@ -13,9 +15,9 @@ import { connectOrStart } from './autostart.js';
 import { EXIT_OUTPUT_CLOSED, onOutputClosed, outputClosed } from './closed-output.js';
 import { commandFromWords, COMMAND_WORDS_HELP } from './command-words.js';
 import { ENV_HELP, parseEnvPairs } from './env-pairs.js';
-import { EXIT_EXECD_ERROR, usageError } from './errors.js';
+import { CliError, EXIT_EXECD_ERROR, usageError } from './errors.js';
 import { EXIT_TIMEOUT, signalExitCode } from './exit-codes.js';
-import { readPipedStdin } from './piped-stdin.js';
+import { readPipedStdin, stdinIsTerminal } from './piped-stdin.js';
 import { openSession, SESSION_HELP, SESSION_OPTION } from './session.js';
 
 /** Help text of `execd run`. */
@@ -25,7 +27,8 @@ export const RUN_HELP = `usage: execd run [--session ID] [--workdir DIR] [--time
 Runs COMMAND with bash -c in the daemon (starting the daemon if none runs). Output streams live;
 at the end the lines the model's view adds (truncation notices, [timed out ...], the exit marker)
 are printed to stderr. When this shell's stdin is a pipe or a file, it is read to its end and
-given to the command (echo piped | execd run -- cat); a terminal is never read.
+given to the command (echo piped | execd run -- cat; at most the daemon's maxStdinBytes); a
+terminal is never read.
 
 ${COMMAND_WORDS_HELP}
 
@@ -68,6 +71,15 @@ export function modelSuffix(result: ShellRunResult): string[] {
   return lines;
 }
 
+/** The caller's piped stdin, at most the daemon's `maxStdinBytes` (a larger one is refused here). */
+async function stdinForRun(client: ExecdClient): Promise<string | undefined> {
+  if (stdinIsTerminal()) return undefined;
+  const { maxStdinBytes } = await client.call(ConfigGet, {});
+  const piped = await readPipedStdin(maxStdinBytes);
+  if ('tooLarge' in piped) throw new CliError(`execd run: stdin is larger than maxStdinBytes (${maxStdinBytes})`);
+  return piped.text;
+}
+
 /** Writes `text` unless the output was found closed (the CLI is ending quietly). */
 function write(stream: 'stdout' | 'stderr', text: string): void {
   if (!outputClosed()) process[stream].write(text);
@@ -94,9 +106,9 @@ export const runCommand: CommandRunner = async (argv, globals) => {
   if (values.json && values.render) throw usageError('run', '--json and --render exclude each other');
   const timeoutMs = parseMs('run', '--timeout', values.timeout);
   const env = parseEnvPairs(values.env!, 'run');
-  const stdin = values['no-stdin'] ? undefined : await readPipedStdin();
   const client = await connectOrStart(endpointOf(values, globals));
   try {
+    const stdin = values['no-stdin'] ? undefined : await stdinForRun(client);
     const command = commandFromWords(positionals, client.info.capabilities.shell);
     await openSession(client, values.session!);
     const controller = new AbortController();
