@@ -74,6 +74,9 @@ let outputTokenCounter = 0;
 /** An authenticated connection to a daemon. */
 export class ExecdClient {
   private closed = false;
+  /** Subscribers of `job/exited`; see `onJobExited`. */
+  private readonly jobExitedListeners = new Set<(params: JobExitedParams) => void>();
+  private jobExitedHandler: Disposable | undefined;
 
   constructor(
     readonly rpc: MessageConnection,
@@ -116,9 +119,35 @@ export class ExecdClient {
     }
   }
 
-  /** Subscribes to `job/exited` notifications. */
+  /**
+   * Subscribes to `job/exited` notifications. vscode-jsonrpc keeps one handler per notification
+   * method, so the client owns that one handler and fans each notice out to every subscriber
+   * (several sessions may share a connection); disposing a subscription removes only it.
+   */
   onJobExited(listener: (params: JobExitedParams) => void): Disposable {
-    return this.rpc.onNotification(JobExited, listener);
+    // A wrapper per subscription: the same function subscribed twice is two subscriptions.
+    const subscriber = (params: JobExitedParams) => listener(params);
+    this.jobExitedListeners.add(subscriber);
+    this.jobExitedHandler ??= this.rpc.onNotification(JobExited, (params) => this.fanOutJobExited(params));
+    return {
+      dispose: () => {
+        this.jobExitedListeners.delete(subscriber);
+      },
+    };
+  }
+
+  /** Calls every subscriber; one that throws does not keep the notice from the others. */
+  private fanOutJobExited(params: JobExitedParams): void {
+    let failure: unknown;
+    for (const subscriber of [...this.jobExitedListeners]) {
+      try {
+        subscriber(params);
+      } catch (error) {
+        failure ??= error;
+      }
+    }
+    // vscode-jsonrpc catches and logs what a notification handler throws.
+    if (failure !== undefined) throw failure;
   }
 
   /** Calls `listener` when the connection to the daemon is lost. */

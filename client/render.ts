@@ -69,10 +69,18 @@ export function renderOutput(stdout: CollectedOutput, stderr: CollectedOutput): 
   return text.length === 0 ? '(no output)' : text;
 }
 
-/** The sandbox lines of a run or job: the denial (and the hint), or a runner failure. */
+/** The line of a sandbox runner that failed before the command ran. */
+export function runnerFailedLine(mode: SandboxMode): string {
+  return `[sandbox: the ${mode} runner failed before the command ran]`;
+}
+
+/**
+ * The sandbox lines of a run or job: the denial (and the hint), or a runner failure. A runner
+ * failure replaces the denial: the runner's own error may mention `Read-only file system`, but no
+ * command ran that a denial could have hit, and a wider mode would not help.
+ */
 function appendSandboxLines(text: string, sandbox: SandboxReport | undefined, options: RenderOptions): string {
-  if (sandbox?.runnerFailed)
-    text = appendLine(text, `[sandbox: the ${sandbox.mode} runner failed before the command ran]`);
+  if (sandbox?.runnerFailed) return appendLine(text, runnerFailedLine(sandbox.mode));
   if (sandbox?.denied) {
     text = appendLine(text, sandboxDeniedLine(sandbox.mode));
     if (options.escalationHint) text = appendLine(text, options.escalationHint);

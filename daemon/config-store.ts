@@ -3,7 +3,14 @@
  * `<stateDir>/config.json`, `serve` flags, `config/set`. A bad value is refused where it is written.
  */
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { configPatchSchema, configSchema, DEFAULT_CONFIG, type Config, type ConfigPatch } from '../protocol/config.js';
+import {
+  configPatchSchema,
+  configSchema,
+  DEFAULT_CONFIG,
+  mergeConfigPatch,
+  type Config,
+  type ConfigPatch,
+} from '../protocol/config.js';
 import { ExecdError } from '../protocol/errors.js';
 import { formatZodError } from '../protocol/fields.js';
 
@@ -50,11 +57,11 @@ export class ConfigStore {
   set(patch: unknown, persist = false): Config | ExecdError {
     const parsed = parseConfigPatch(patch);
     if (parsed instanceof ExecdError) return parsed;
-    const next = configSchema().safeParse({ ...this.current, ...parsed });
+    const next = configSchema().safeParse(mergeConfigPatch(this.current, parsed));
     if (!next.success) return new ExecdError('INVALID_PARAMS', formatZodError(next.error));
     if (persist) {
       const onDisk = readConfigFile(this.filePath);
-      const merged = { ...(onDisk instanceof ExecdError ? {} : onDisk), ...parsed };
+      const merged = mergeConfigPatch(onDisk instanceof ExecdError ? {} : onDisk, parsed);
       const tmp = `${this.filePath}.tmp`;
       writeFileSync(tmp, `${JSON.stringify(merged, null, 2)}\n`, { mode: 0o600 });
       renameSync(tmp, this.filePath);

@@ -2,8 +2,15 @@
  * The child's environment (SPEC §1.4): pure functions, built in one order, later wins.
  */
 
-/** Names that look like credentials; their values never reach a child from the daemon's env. */
-const CREDENTIAL_NAME = /TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|ACCESS_KEY|PRIVATE_KEY|CREDENTIAL/i;
+/**
+ * Names that look like credentials; their values never reach a child from the daemon's env. At
+ * least the seam's `/KEY|PASSWORD|SECRET|TOKEN/i` (so `OPENAI_KEY`, `PEER_SIGNING_KEY`), plus
+ * `PASSWD` and `CREDENTIAL`; `KEY` already covers `API_KEY`, `APIKEY`, `ACCESS_KEY`, `PRIVATE_KEY`.
+ */
+const CREDENTIAL_NAME = /KEY|PASSWORD|PASSWD|SECRET|TOKEN|CREDENTIAL/i;
+
+/** Prefixes whose inherited variables never reach a child, whatever their case (`dsh_x` too). */
+const SCRUBBED_PREFIX = /^(?:DSH_|EXECD_)/i;
 
 /** Switch off colours and pagers that would garble tool output. */
 export const TERMINAL_OVERRIDES: Readonly<Record<string, string>> = Object.freeze({
@@ -23,13 +30,13 @@ export function isCredentialName(name: string): boolean {
 
 /**
  * The daemon's own environment minus credential-shaped names, the daemon's `EXECD_*` variables and
- * every inherited `DSH_*` variable.
+ * every inherited `DSH_*` variable (prefixes matched case-insensitively).
  */
 export function scrubEnv(env: NodeJS.ProcessEnv): EnvMap {
   const out: EnvMap = {};
   for (const [name, value] of Object.entries(env)) {
     if (value === undefined) continue;
-    if (isCredentialName(name) || name.startsWith('EXECD_') || name.startsWith('DSH_')) continue;
+    if (isCredentialName(name) || SCRUBBED_PREFIX.test(name)) continue;
     out[name] = value;
   }
   return out;

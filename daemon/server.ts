@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import type { Message } from 'vscode-jsonrpc';
-import { configSchema, DEFAULT_CONFIG, type ConfigPatch } from '../protocol/config.js';
+import { configSchema, DEFAULT_CONFIG, mergeConfigPatch, type ConfigPatch } from '../protocol/config.js';
 import { ExecdError } from '../protocol/errors.js';
 import { frameMessage } from '../protocol/framing.js';
 import { PLATFORM, type PlatformFacts } from '../protocol/platform.js';
@@ -82,7 +82,7 @@ function initialConfig(path: string, flags: ConfigPatch | undefined) {
   if (fromFile instanceof ExecdError) throw new Error(fromFile.message);
   const fromFlags = parseConfigPatch(flags ?? {}, '--config');
   if (fromFlags instanceof ExecdError) throw new Error(fromFlags.message);
-  const parsed = configSchema().safeParse({ ...DEFAULT_CONFIG, ...fromFile, ...fromFlags });
+  const parsed = configSchema().safeParse(mergeConfigPatch(mergeConfigPatch(DEFAULT_CONFIG, fromFile), fromFlags));
   if (!parsed.success) throw new Error(`configuration: ${parsed.error.issues[0]?.message}`);
   return parsed.data;
 }

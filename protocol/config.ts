@@ -62,8 +62,13 @@ export const configSchema = lazySchema((z) => z.strictObject(configFields(z)));
 /** A fully resolved configuration. */
 export type Config = z.output<ReturnType<typeof configSchema>>;
 
-/** The schema of a partial update, validated field by field (`config/set`, config file, `--config`). */
-export const configPatchSchema = lazySchema(() => configSchema().partial());
+/**
+ * The schema of a partial update, validated field by field (`config/set`, config file, `--config`).
+ * An optional field (`cwd`) may be `null`: the update unsets it.
+ */
+export const configPatchSchema = lazySchema(() =>
+  configSchema().partial().extend({ cwd: absolutePath().nullable().optional() }),
+);
 
 /** A partial configuration update. */
 export type ConfigPatch = z.input<ReturnType<typeof configPatchSchema>>;
@@ -91,3 +96,13 @@ export const DEFAULT_CONFIG: Config = Object.freeze({
   settledJobRetentionMs: 7 * 24 * 3_600_000,
   sessionIdleCloseMs: 24 * 3_600_000,
 });
+
+/** `base` with `patch` applied: later wins, and a `null` (an optional field such as `cwd`) removes the field. */
+export function mergeConfigPatch(base: object, patch: ConfigPatch): Record<string, unknown> {
+  const merged: Record<string, unknown> = { ...base };
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === null) delete merged[key];
+    else if (value !== undefined) merged[key] = value;
+  }
+  return merged;
+}

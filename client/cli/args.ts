@@ -26,9 +26,34 @@ export interface GlobalFlags {
 /** The signature of every subcommand: its arguments and the global flags; resolves with the exit code. */
 export type CommandRunner = (argv: string[], globals: GlobalFlags) => Promise<number>;
 
+/**
+ * Joins `--flag -5` into `--flag=-5` for string options, before `--`: node's parser takes a value
+ * that starts with a dash for a flag ("argument is ambiguous"), and the number's own check should
+ * say what is wrong with it.
+ */
+export function joinDashValues(args: readonly string[], options: ParseArgsConfig['options'] = {}): string[] {
+  const out: string[] = [];
+  for (let index = 0; index < args.length; index++) {
+    const arg = args[index]!;
+    out.push(arg);
+    if (arg === '--') {
+      out.push(...args.slice(index + 1));
+      break;
+    }
+    const name = /^--([^=]+)$/.exec(arg)?.[1];
+    const next = args[index + 1];
+    if (name !== undefined && options[name]?.type === 'string' && next !== undefined && /^-[\d.]/.test(next)) {
+      out[out.length - 1] = `${arg}=${next}`;
+      index++;
+    }
+  }
+  return out;
+}
+
 /** Parses a subcommand's arguments; a bad flag becomes one usage line (exit 2). */
 export function parseCommand<T extends ParseArgsConfig>(command: string, config: T): ReturnType<typeof parseArgs<T>> {
   try {
+    if (config.args !== undefined) config = { ...config, args: joinDashValues(config.args, config.options) };
     return parseArgs(config);
   } catch (error) {
     // node's messages run on with advice about '--'; the first sentence names the problem.

@@ -12,7 +12,8 @@ export const CONFIG_HELP = commandHelp({
   usage: 'config get [KEY] [--json]\n       execd config set KEY=VALUE... [--persist]',
   about: `Shows or changes the daemon's configuration. A change applies to the next command; with
 --persist it is also written to <state-dir>/config.json. A bad value is refused with a message
-naming the field, and nothing changes. Keys: ${Object.keys(configSchema().shape).join(', ')}.`,
+naming the field, and nothing changes. An empty value unsets an optional field (cwd=). Keys:
+${Object.keys(configSchema().shape).join(', ')}.`,
   options: [
     '  --json             (get) print the configuration as JSON',
     '  --persist          (set) also write the change to <state-dir>/config.json',
@@ -61,7 +62,7 @@ export const configCommand: CommandRunner = async (argv, globals) => {
   }
   if (action === 'set') {
     if (rest.length === 0) throw usageError('config', "'config set' needs at least one KEY=VALUE");
-    const patch = parseConfigPairs(rest);
+    const patch = parseConfigPairs(rest, 'config');
     const config = await withClient(endpoint, (client) => client.call(ConfigSet, { patch, persist: values.persist }));
     process.stdout.write(formatConfig(config, Object.keys(patch) as Array<keyof Config>));
     return 0;

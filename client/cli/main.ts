@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 /** `execd`: the command-line client and the daemon's entry point. */
+import { readFileSync } from 'node:fs';
 import { splitGlobalFlags, type CommandRunner } from './args.js';
+import { handleClosedOutput } from './closed-output.js';
 import { CliError, EXIT_EXECD_ERROR, EXIT_USAGE } from './errors.js';
 
 /** What a subcommand's module provides. */
@@ -66,6 +68,7 @@ const COMMANDS: Record<string, Command> = {
 };
 
 const HELP = `usage: execd [--socket PATH] [--state-dir DIR] <command> [options]
+       execd --version
 
 Commands:
 ${Object.entries(COMMANDS)
@@ -86,18 +89,30 @@ function asksForHelp(argv: string[]): boolean {
   return (end === -1 ? argv : argv.slice(0, end)).some((arg) => arg === '--help' || arg === '-h');
 }
 
+/** The package's version, from the `package.json` next to `dist/`. */
+function packageVersion(): string {
+  const file = new URL('../../../package.json', import.meta.url);
+  return (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version;
+}
+
 /** Set for `serve`: a daemon that has shut down exits at once, whatever handles its libraries still hold. */
 let exitAtOnce = false;
 
 async function main(argv: string[]): Promise<number> {
   const { globals, rest } = splitGlobalFlags(argv);
   const [name, ...args] = rest;
+  // A closed output ends a client quietly (exit 141); the daemon keeps its own shutdown path.
+  if (name !== 'serve') handleClosedOutput(EXIT_EXECD_ERROR);
   if (name === undefined) {
     process.stderr.write(HELP);
     return EXIT_USAGE;
   }
   if (name === '--help' || name === '-h' || name === 'help') {
     process.stdout.write(HELP);
+    return 0;
+  }
+  if (name === '--version' || name === '-V' || name === 'version') {
+    process.stdout.write(`execd ${packageVersion()}\n`);
     return 0;
   }
   if (!Object.hasOwn(COMMANDS, name)) {

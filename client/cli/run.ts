@@ -1,28 +1,51 @@
 /** `execd run -- COMMAND...`: a foreground run, streamed live, with the model's markers at the end. */
+import { ConfigGet } from '../../protocol/methods.js';
 import type { ShellRunResult } from '../../protocol/types.js';
-import { exitMarker, renderResult, sandboxDeniedLine, timeoutLine, truncationLine } from '../render.js';
+import type { ExecdClient } from '../connection.js';
+import {
+  exitMarker,
+  renderResult,
+  runnerFailedLine,
+  sandboxDeniedLine,
+  timeoutLine,
+  truncationLine,
+} from '../render.js';
 import { ENDPOINT_HELP, ENDPOINT_OPTIONS, endpointOf, parseCommand, parseMs, type CommandRunner } from './args.js';
 import { connectOrStart } from './autostart.js';
-import { EXIT_EXECD_ERROR, usageError } from './errors.js';
+import { EXIT_OUTPUT_CLOSED, onOutputClosed, outputClosed } from './closed-output.js';
+import { commandFromWords, COMMAND_WORDS_HELP } from './command-words.js';
+import { ENV_HELP, parseEnvPairs } from './env-pairs.js';
+import { CliError, EXIT_EXECD_ERROR, usageError } from './errors.js';
 import { EXIT_TIMEOUT, signalExitCode } from './exit-codes.js';
+import { readPipedStdin, stdinIsTerminal } from './piped-stdin.js';
 import { openSession, SESSION_HELP, SESSION_OPTION } from './session.js';
 
 /** Help text of `execd run`. */
-export const RUN_HELP = `usage: execd run [--session ID] [--workdir DIR] [--timeout MS] [--json | --render] -- COMMAND...
+export const RUN_HELP = `usage: execd run [--session ID] [--workdir DIR] [--timeout MS] [--env NAME=VALUE]... [--no-stdin]
+                 [--json | --render] -- COMMAND...
 
 Runs COMMAND with bash -c in the daemon (starting the daemon if none runs). Output streams live;
 at the end the lines the model's view adds (truncation notices, [timed out ...], the exit marker)
-are printed to stderr.
+are printed to stderr. When this shell's stdin is a pipe or a file, it is read to its end and
+given to the command (echo piped | execd run -- cat; at most the daemon's maxStdinBytes); a
+terminal is never read.
+
+${COMMAND_WORDS_HELP}
 
 ${SESSION_HELP}
   --workdir DIR      working directory (default: the current directory)
-  --timeout MS       timeout in milliseconds (default: the daemon's timeoutMs)
+  --timeout MS       timeout in milliseconds, a positive number (default: the daemon's timeoutMs)
+${ENV_HELP}
+  --no-stdin         do not read stdin even when it is a pipe (the command gets an empty stdin)
   --json             print the ShellRunResult as JSON instead of streaming
   --render           print exactly the text the model would read, once, at the end
 ${ENDPOINT_HELP}
 
-Exit code: the command's; 124 after a timeout; 128+n after signal n; 125 for an execd error.
-Example: execd run --timeout 5000 -- 'ls -l | head'
+Exit code: the command's; 124 after a timeout; 128+n after signal n; 125 for an execd error;
+141 when the reader of the output went away (execd run -- yes | head -2; the command is killed).
+Examples:
+  execd run --timeout 5000 -- 'ls -l | head'
+  execd run --env DEBUG=1 -- npm test
 `;
 
 /** Exit code after the run was interrupted (Ctrl-C), as a shell reports SIGINT. */
@@ -40,11 +63,26 @@ export function modelSuffix(result: ShellRunResult): string[] {
   const lines: string[] = [];
   if (result.stdout.truncated) lines.push(truncationLine(result.stdout));
   if (result.stderr.truncated) lines.push(truncationLine(result.stderr));
-  if (result.sandbox?.denied) lines.push(sandboxDeniedLine(result.sandbox.mode));
+  if (result.sandbox?.runnerFailed) lines.push(runnerFailedLine(result.sandbox.mode));
+  else if (result.sandbox?.denied) lines.push(sandboxDeniedLine(result.sandbox.mode));
   if (result.timedOut) lines.push(timeoutLine(result.timeoutMs));
   const marker = exitMarker(result);
   if (marker) lines.push(marker);
   return lines;
+}
+
+/** The caller's piped stdin, at most the daemon's `maxStdinBytes` (a larger one is refused here). */
+async function stdinForRun(client: ExecdClient): Promise<string | undefined> {
+  if (stdinIsTerminal()) return undefined;
+  const { maxStdinBytes } = await client.call(ConfigGet, {});
+  const piped = await readPipedStdin(maxStdinBytes);
+  if ('tooLarge' in piped) throw new CliError(`execd run: stdin is larger than maxStdinBytes (${maxStdinBytes})`);
+  return piped.text;
+}
+
+/** Writes `text` unless the output was found closed (the CLI is ending quietly). */
+function write(stream: 'stdout' | 'stderr', text: string): void {
+  if (!outputClosed()) process[stream].write(text);
 }
 
 /** Runs `execd run`; resolves with the exit code. */
@@ -56,6 +94,8 @@ export const runCommand: CommandRunner = async (argv, globals) => {
       ...SESSION_OPTION,
       workdir: { type: 'string' },
       timeout: { type: 'string' },
+      env: { type: 'string', multiple: true, default: [] },
+      'no-stdin': { type: 'boolean', default: false },
       json: { type: 'boolean', default: false },
       render: { type: 'boolean', default: false },
     },
@@ -65,25 +105,41 @@ export const runCommand: CommandRunner = async (argv, globals) => {
   if (positionals.length === 0) throw usageError('run', 'missing COMMAND (usage: execd run -- COMMAND...)');
   if (values.json && values.render) throw usageError('run', '--json and --render exclude each other');
   const timeoutMs = parseMs('run', '--timeout', values.timeout);
-  const command = positionals.join(' ');
+  const env = parseEnvPairs(values.env!, 'run');
   const client = await connectOrStart(endpointOf(values, globals));
   try {
+    const stdin = values['no-stdin'] ? undefined : await stdinForRun(client);
+    const command = commandFromWords(positionals, client.info.capabilities.shell);
     await openSession(client, values.session!);
     const controller = new AbortController();
     process.once('SIGINT', () => controller.abort());
     const streaming = !values.json && !values.render;
-    const result = await client.run(
-      { sessionId: values.session!, command, workdir: values.workdir ?? process.cwd(), timeoutMs },
+    const running = client.run(
+      { sessionId: values.session!, command, workdir: values.workdir ?? process.cwd(), timeoutMs, env, stdin },
       {
         signal: controller.signal,
-        onOutput: streaming ? ({ stream, text }) => process[stream].write(text) : undefined,
+        onOutput: streaming ? ({ stream, text }) => write(stream, text) : undefined,
       },
     );
-    if (values.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
-    else if (values.render) process.stdout.write(renderResult(result));
-    else {
+    // Nobody reads the output any more: kill the command (its answer says aborted) before exiting.
+    const forget = onOutputClosed(() => {
+      controller.abort();
+      return running;
+    });
+    let result: ShellRunResult;
+    try {
+      result = await running;
+    } finally {
+      forget();
+    }
+    if (outputClosed()) return EXIT_OUTPUT_CLOSED;
+    if (values.json) write('stdout', `${JSON.stringify(result, null, 2)}\n`);
+    else if (values.render) {
+      const text = renderResult(result);
+      write('stdout', text.endsWith('\n') ? text : `${text}\n`);
+    } else {
       const suffix = modelSuffix(result);
-      if (suffix.length > 0) process.stderr.write(`${suffix.join('\n')}\n`);
+      if (suffix.length > 0) write('stderr', `${suffix.join('\n')}\n`);
     }
     return result.aborted ? EXIT_INTERRUPTED : exitCodeOf(result);
   } finally {

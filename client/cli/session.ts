@@ -43,7 +43,12 @@ export function jobIdArgument(command: string, positionals: string[]): string {
         : `expected one JOB, got ${positionals.length} arguments`,
     );
   }
-  return positionals[0]!;
+  const jobId = positionals[0]!;
+  // The daemon's job id shape (`bash-<n>`): anything else cannot name a job, so it is a usage error.
+  if (!/^[a-z]+-\d+$/.test(jobId)) {
+    throw usageError(command, `${JSON.stringify(jobId)} is not a job id (expected one such as bash-1)`);
+  }
+  return jobId;
 }
 
 /** Parses a job subcommand that takes only JOB, `--session` and the endpoint flags. */

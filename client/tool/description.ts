@@ -87,8 +87,10 @@ export function toolDescription(flavor: ShellFlavor, options: DescriptionOptions
       'and the result shows `[timed out after <timeoutMs>ms]`.',
     '- The result is stdout, then stderr after a `[stderr]` line, or `(no output)`. A non-zero exit ends the ' +
       'result with `[exit code: N]`, a kill with `[killed by signal: NAME]`; no marker means exit code 0.',
-    `- Managed variables such as \`${flavor.envVar('DSH_SESSION_ID')}\` and \`${flavor.envVar('DSH_HOME')}\` ` +
-      'carry facts from the harness (the session, its home); read them, do not set them.',
+    `- Every variable of the managed \`${flavor.envVar('DSH_*')}\` namespace carries a fact from the harness ` +
+      `(e.g. \`${flavor.envVar('DSH_SESSION_ID')}\` the session, \`${flavor.envVar('DSH_HOME')}\` its home directory, ` +
+      `\`${flavor.envVar('DSH_SESSION_JSONL')}\` its transcript when there is one); read them, do not set or export ` +
+      `any \`${flavor.envVar('DSH_*')}\` variable yourself.`,
     '- Long output is truncated to its tail, and the full output is saved to a file named in ' +
       '`[output truncated; full output: <path>]`: read that file instead of running the command again.',
     ...flavor.syntax.map((line) => `- ${line}`),

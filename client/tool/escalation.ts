@@ -20,13 +20,45 @@ export interface EscalationRequest {
 }
 
 /**
- * Decides an escalation: resolve true to run under the wider mode, false to run nothing. The
+ * The outcome of an approval: `'approved'` (or `true`), `'rejected'` (or `false`), `'cancelled'`.
+ * The approval seam's own words are accepted too: `'allowed-once'` approves, `'unavailable'` (no
+ * approval channel could ask anyone) refuses.
+ */
+export type EscalationOutcome = 'approved' | 'rejected' | 'cancelled' | 'allowed-once' | 'unavailable';
+
+/**
+ * Decides an escalation: an explicit approval runs under the wider mode; a refusal, a
+ * cancellation (nobody decided, e.g. the prompt was dismissed) or an unavailable channel runs
+ * nothing. Any other value is a programming error of the harness and runs nothing either. The
  * signal is the tool call's: an aborted call needs no answer.
  */
 export type ApproveEscalation = (
   request: EscalationRequest,
   options: { signal?: AbortSignal },
-) => boolean | Promise<boolean>;
+) => boolean | EscalationOutcome | Promise<boolean | EscalationOutcome>;
+
+/** What a callback's answer means: only an explicit approval approves (fail closed). */
+export type EscalationDecision =
+  { kind: 'approved' | 'rejected' | 'cancelled' | 'unavailable' } | { kind: 'invalid'; value: unknown };
+
+/** Reads a callback's answer; anything but `true`, `false` or a known outcome is `invalid`. */
+export function decideEscalation(value: unknown): EscalationDecision {
+  if (value === true || value === 'approved' || value === 'allowed-once') return { kind: 'approved' };
+  if (value === false || value === 'rejected') return { kind: 'rejected' };
+  if (value === 'cancelled' || value === 'unavailable') return { kind: value };
+  return { kind: 'invalid', value };
+}
+
+/** A value as a message shows it: JSON when it has one, else its type (`undefined`, a function…). */
+export function describeValue(value: unknown): string {
+  if (value === undefined) return 'undefined';
+  if (typeof value === 'function' || typeof value === 'symbol' || typeof value === 'bigint') return String(value);
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return Object.prototype.toString.call(value);
+  }
+}
 
 /** True when a policy confines the command (anything but `danger-full-access`). */
 export function sandboxInForce(policy: SandboxPolicy | undefined): policy is SandboxPolicy {
@@ -53,4 +85,28 @@ export function escalatedPolicy(policy: SandboxPolicy, target: SandboxMode): San
 /** What the model reads when the approval was refused: nothing ran. */
 export function rejectedEscalationText(target: SandboxMode): string {
   return `[sandbox: escalation to ${target} was not approved; the command did not run]`;
+}
+
+/** What the model reads when the approval was cancelled before anyone decided: nothing ran. */
+export function cancelledEscalationText(target: SandboxMode): string {
+  return `[sandbox: escalation to ${target} was cancelled before it was decided; the command did not run]`;
+}
+
+/** What the model reads when no approval channel could ask anyone: nothing ran. */
+export function unavailableEscalationText(target: SandboxMode): string {
+  return `[sandbox: escalation to ${target} could not be approved: no approval channel is available; the command did not run]`;
+}
+
+/** The error text when the approval callback answered something that is not an outcome: nothing ran. */
+export function invalidApprovalText(value: unknown): string {
+  return (
+    `sandbox escalation failed: approveEscalation returned ${describeValue(value)}; expected 'approved', ` +
+    `'rejected', 'cancelled', true or false (or 'allowed-once', 'unavailable'). The command did not run`
+  );
+}
+
+/** The error text when the approval callback threw or rejected: nothing ran. */
+export function failedApprovalText(cause: unknown): string {
+  const reason = cause instanceof Error ? cause.message : describeValue(cause);
+  return `sandbox escalation failed: approveEscalation threw: ${reason}. The command did not run`;
 }

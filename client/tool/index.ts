@@ -9,6 +9,7 @@ import type { JobSnapshot } from '../../protocol/types.js';
 import type { ExecdClient } from '../connection.js';
 import { renderJobExited } from '../render.js';
 import { BASH_FLAVOR, PWSH_FLAVOR, systemPromptSection, type ShellFlavor } from './description.js';
+import { resolveDshHome } from './dsh-home.js';
 import type { ApproveEscalation } from './escalation.js';
 import { createJobKillTool, createJobOutputTool, type JobKillDetails, type JobOutputDetails } from './job-tools.js';
 import { argsConfigOf, createShellTool, type ShellToolDetails } from './shell-tool.js';
@@ -31,6 +32,11 @@ export interface ShellToolsOptions {
   onJobExited?: (notice: JobNotice) => void;
   /** The shell flavour; default: the platform's (`bash`, or `pwsh` on Windows). */
   flavor?: ShellFlavor;
+  /**
+   * `DSH_HOME` of every command, unless the session names its own (`session.dshHome` or
+   * `session.dshEnv.DSH_HOME`); default: `$DSH_HOME` of this process, else `~/.dsh`.
+   */
+  dshHome?: string;
 }
 
 /** A session's tools, ready to register. */
@@ -43,6 +49,8 @@ export interface ShellTools {
   /** Every tool to register, shell first. */
   tools: ModelTool[];
   systemPrompt: SystemPromptSection;
+  /** The `DSH_HOME` every command of the session gets. */
+  dshHome: string;
   /** Stops the completion notices; the connection stays the harness's to close. */
   dispose(): void;
 }
@@ -56,7 +64,13 @@ const SETTLED: ReadonlySet<JobSnapshot['status']> = new Set(['completed', 'kille
 
 /** Opens the session when its cwd is known, and builds its tools. */
 export async function createShellTools(options: ShellToolsOptions): Promise<ShellTools> {
-  const { client, session, onJobExited } = options;
+  const { client, onJobExited } = options;
+  const dshHome = resolveDshHome({ session: options.session, configured: options.dshHome });
+  const session: ToolSession = {
+    ...options.session,
+    dshHome,
+    dshEnv: { ...options.session.dshEnv, DSH_HOME: dshHome },
+  };
   const flavor = options.flavor ?? platformFlavor();
   const background = options.enableRunInBackground ?? client.info.capabilities.background;
   const notify = (job: JobSnapshot) => onJobExited?.({ sessionId: session.id, job, text: renderJobExited(job) });
@@ -85,11 +99,13 @@ export async function createShellTools(options: ShellToolsOptions): Promise<Shel
     jobKill,
     tools: [shell, ...(jobOutput ? [jobOutput] : []), ...(jobKill ? [jobKill] : [])] as ModelTool[],
     systemPrompt: systemPromptSection(flavor),
+    dshHome,
     dispose: () => subscription.dispose(),
   };
 }
 
 export { resolveWorkdir } from './workdir.js';
+export { resolveDshHome } from './dsh-home.js';
 export { shellArgsJsonSchema, validateShellArgs } from './args.js';
 export { BASH_FLAVOR, PWSH_FLAVOR, toolDescription, systemPromptSection } from './description.js';
 export { ESCALATION_TARGETS } from '../../protocol/sandbox.js';

@@ -11,10 +11,15 @@ import { escalationHintLine, renderResult } from '../render.js';
 import { shellArgsJsonSchema, validateShellArgs, type ArgsConfig, type ShellArgs } from './args.js';
 import { toolDescription, type ShellFlavor } from './description.js';
 import {
+  cancelledEscalationText,
   checkEscalationTarget,
+  decideEscalation,
   escalatedPolicy,
+  failedApprovalText,
+  invalidApprovalText,
   rejectedEscalationText,
   sandboxInForce,
+  unavailableEscalationText,
   widerTargets,
   type ApproveEscalation,
 } from './escalation.js';
@@ -27,7 +32,7 @@ export type ShellToolDetails =
   | { kind: 'run'; result: ShellRunResult }
   | { kind: 'background'; jobId: string; pid: number; startedAt: string }
   | { kind: 'invalid'; message: string }
-  | { kind: 'rejected'; requestedMode: SandboxMode }
+  | { kind: 'rejected'; requestedMode: SandboxMode; outcome: 'rejected' | 'cancelled' | 'unavailable' }
   | CallFailure;
 
 /** What a shell tool is built from. */
@@ -52,6 +57,18 @@ export function argsConfigOf(
   return { background, escalation };
 }
 
+/** What the model reads for each refusal: nothing ran. */
+const REFUSAL_TEXTS = {
+  rejected: rejectedEscalationText,
+  cancelled: cancelledEscalationText,
+  unavailable: unavailableEscalationText,
+} as const;
+
+/** An approval callback that failed (threw, or answered no outcome): an error result, nothing ran. */
+function approvalFailure(message: string): ToolResult<ShellToolDetails> {
+  return { text: message, isError: true, details: { kind: 'error', errorName: 'ESCALATION_APPROVAL', message } };
+}
+
 /** The policy a call runs under, or what to answer instead (invalid target, refused approval). */
 async function policyForCall(
   args: ShellArgs,
@@ -64,25 +81,30 @@ async function policyForCall(
   if (target === undefined || current === undefined || options.approveEscalation === undefined) return {};
   const refusal = checkEscalationTarget(target, current.mode);
   if (refusal) return { text: refusal, isError: true, details: { kind: 'invalid', message: refusal } };
-  const approved = await options.approveEscalation(
-    {
-      sessionId: options.session.id,
-      command: args.command,
-      workdir,
-      currentMode: current.mode,
-      requestedMode: target,
-      justification: args.justification!,
-      background: args.run_in_background === true,
-    },
-    { signal },
-  );
+  let answer: unknown;
+  try {
+    answer = await options.approveEscalation(
+      {
+        sessionId: options.session.id,
+        command: args.command,
+        workdir,
+        currentMode: current.mode,
+        requestedMode: target,
+        justification: args.justification!,
+        background: args.run_in_background === true,
+      },
+      { signal },
+    );
+  } catch (cause) {
+    throwIfAborted(signal);
+    return approvalFailure(failedApprovalText(cause));
+  }
   throwIfAborted(signal);
-  if (!approved) {
-    return {
-      text: rejectedEscalationText(target),
-      isError: true,
-      details: { kind: 'rejected', requestedMode: target },
-    };
+  const decision = decideEscalation(answer);
+  if (decision.kind === 'invalid') return approvalFailure(invalidApprovalText(decision.value));
+  if (decision.kind !== 'approved') {
+    const text = REFUSAL_TEXTS[decision.kind](target);
+    return { text, isError: true, details: { kind: 'rejected', requestedMode: target, outcome: decision.kind } };
   }
   return { policy: escalatedPolicy(current, target) };
 }
@@ -111,6 +133,9 @@ export function createShellTool(options: ShellToolOptions): ModelTool<ShellToolD
       workdir,
       timeoutMs: args.timeoutMs,
       sandboxPolicy: decided.policy,
+      // Every command gets the session's DSH_HOME, also when someone reopened the session with
+      // other facts (the CLI's --session does) or the harness opened it without one.
+      dshEnv: session.dshHome === undefined ? undefined : { DSH_HOME: session.dshHome },
       ...trusted,
     };
     try {

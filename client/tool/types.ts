@@ -81,6 +81,11 @@ export interface ToolSession {
   env?: Record<string, string>;
   /** The managed `DSH_*` snapshot (`DSH_HOME`, `DSH_SESSION_JSONL`, …). */
   dshEnv?: Record<string, string>;
+  /**
+   * The harness's home directory, given to every command as `DSH_HOME`; default: `dshEnv.DSH_HOME`,
+   * else the tool options' `dshHome`, else `$DSH_HOME` of the harness process, else `~/.dsh`.
+   */
+  dshHome?: string;
   /** The session's sandbox policy, when one is in force. */
   sandbox?: SandboxPolicy;
 }

@@ -51,15 +51,15 @@ describe('execd run', { timeout: 180_000 }, () => {
     expect(result.stdout).toBe('first\n');
   });
 
-  it('--render prints exactly the text the model reads; --json the result', async () => {
+  it('--render prints exactly the text the model reads, then a newline; --json the result', async () => {
     const world = cliWorld();
     const json = await world.run(['run', '--json', '--', 'echo hi; echo oops >&2; exit 3']);
     expect(json.code).toBe(3);
     const result = JSON.parse(json.stdout) as ShellRunResult;
     expect(result).toMatchObject({ exitCode: 3, stdout: { text: 'hi\n' }, stderr: { text: 'oops\n' } });
     const rendered = await world.run(['run', '--render', '--', 'echo hi; echo oops >&2; exit 3']);
-    expect(rendered).toMatchObject({ code: 3, stdout: renderResult(result), stderr: '' });
-    expect(rendered.stdout).toBe('hi\n[stderr]\noops\n[exit code: 3]');
+    expect(rendered).toMatchObject({ code: 3, stdout: `${renderResult(result)}\n`, stderr: '' });
+    expect(rendered.stdout).toBe('hi\n[stderr]\noops\n[exit code: 3]\n');
   });
 
   it('runs in the current directory and in --workdir', async () => {

@@ -1,6 +1,8 @@
 /** The CLI's pure pieces: argument splitting, config pairs, tables, exit codes, job lines. */
 import { describe, expect, it } from 'vitest';
-import { splitGlobalFlags } from '../../client/cli/args.js';
+import { joinDashValues, splitGlobalFlags } from '../../client/cli/args.js';
+import { commandFromWords } from '../../client/cli/command-words.js';
+import { parseEnvPairs } from '../../client/cli/env-pairs.js';
 import { autostartServeArgs, DEFAULT_AUTOSTART_IDLE_EXIT_MS } from '../../client/cli/ensure-daemon.js';
 import { parseConfigPairs } from '../../client/cli/config-pairs.js';
 import { CliError } from '../../client/cli/errors.js';
@@ -23,13 +25,66 @@ describe('CLI units', () => {
   });
 
   it('parses KEY=VALUE pairs as JSON when they are JSON, else as strings', () => {
-    expect(parseConfigPairs(['timeoutMs=5000', 'enableRunInBackground=false', 'cwd=/srv/a=b'])).toEqual({
+    expect(parseConfigPairs(['timeoutMs=5000', 'enableRunInBackground=false', 'cwd=/srv/a=b'], 'config')).toEqual({
       timeoutMs: 5000,
       enableRunInBackground: false,
       cwd: '/srv/a=b',
     });
-    expect(() => parseConfigPairs(['=1'])).toThrow('expected KEY=VALUE');
-    expect(() => parseConfigPairs(['novalue'])).toThrow('expected KEY=VALUE');
+    expect(() => parseConfigPairs(['=1'], 'config')).toThrow('expected KEY=VALUE');
+    expect(() => parseConfigPairs(['novalue'], 'config')).toThrow('expected KEY=VALUE');
+  });
+
+  it('names the subcommand in config pair errors, refuses unknown keys, and reads an empty value as unset', () => {
+    expect(parseConfigPairs(['cwd='], 'config')).toEqual({ cwd: null });
+    const usage = (pairs: string[], command: string, flag?: string) => {
+      try {
+        parseConfigPairs(pairs, command, flag);
+      } catch (error) {
+        return { message: (error as CliError).message, exitCode: (error as CliError).exitCode };
+      }
+      return undefined;
+    };
+    expect(usage(['bogus=1'], 'config')).toEqual({
+      message: `execd config: unknown key "bogus" (see 'execd config --help')`,
+      exitCode: 2,
+    });
+    expect(usage(['timeoutMs'], 'config')).toEqual({
+      message: `execd config: expected KEY=VALUE, got "timeoutMs" (see 'execd config --help')`,
+      exitCode: 2,
+    });
+    expect(usage(['timeoutMs'], 'serve', '--config')?.message).toBe(
+      `execd serve: --config expects KEY=VALUE, got "timeoutMs" (see 'execd serve --help')`,
+    );
+  });
+
+  it('quotes several words after -- as an argv, and passes one word as a script', () => {
+    expect(commandFromWords(['ls -l | head'])).toBe('ls -l | head');
+    expect(commandFromWords(['printf', '%s|', 'a  b'])).toBe("printf '%s|' 'a  b'");
+    expect(commandFromWords(['ls', 'my dir', "it's", '', '$HOME', 'a;b'])).toBe(
+      `ls 'my dir' 'it'\\''s' '' '$HOME' 'a;b'`,
+    );
+    expect(commandFromWords(['Get-ChildItem', 'my dir', "it's"], 'pwsh')).toBe(`& Get-ChildItem 'my dir' 'it''s'`);
+  });
+
+  it('parses --env NAME=VALUE pairs, values with = or empty, and refuses a pair without a name', () => {
+    expect(parseEnvPairs([], 'run')).toBeUndefined();
+    expect(parseEnvPairs(['A=1', 'B=x=y', 'C='], 'run')).toEqual({ A: '1', B: 'x=y', C: '' });
+    expect(() => parseEnvPairs(['NOVALUE'], 'run')).toThrow(
+      `execd run: --env expects NAME=VALUE with a variable name, got "NOVALUE"`,
+    );
+    expect(() => parseEnvPairs(['1X=2'], 'run')).toThrow('--env expects NAME=VALUE');
+  });
+
+  it('keeps a negative number after a string flag as its value, not as a flag', () => {
+    const options = { timeout: { type: 'string' }, json: { type: 'boolean' } } as const;
+    expect(joinDashValues(['--timeout', '-5', '--json', '--', '--timeout', '-1'], options)).toEqual([
+      '--timeout=-5',
+      '--json',
+      '--',
+      '--timeout',
+      '-1',
+    ]);
+    expect(joinDashValues(['--json', '-5'], options)).toEqual(['--json', '-5']);
   });
 
   it('formats aligned tables without trailing blanks, durations and sizes', () => {

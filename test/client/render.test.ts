@@ -262,6 +262,28 @@ describe('renderProcessRead', () => {
     );
   });
 
+  it('a runner failure replaces the denial line and the hint, even when bwrap said "Read-only file system"', () => {
+    const failed = job({
+      status: 'failed',
+      exitCode: 1,
+      detail: "sandbox runner failed: bwrap: Can't mkdir /x: Read-only file system",
+      sandbox: { mode: 'workspace-write', denied: true, enforcement: 'bwrap', runnerFailed: true },
+    });
+    expect(renderProcessRead(read({ job: failed }), { escalationHint: 'HINT' })).toBe(
+      '(no new output)\n[sandbox: the workspace-write runner failed before the command ran]\n' +
+        "[job bash-3: failed (sandbox runner failed: bwrap: Can't mkdir /x: Read-only file system)]\n[exit code: 1]",
+    );
+    const run = result({
+      exitCode: 1,
+      stderr: out("bwrap: Can't mkdir /x: Read-only file system\n"),
+      sandbox: { mode: 'read-only', denied: true, enforcement: 'bwrap', runnerFailed: true },
+    });
+    expect(renderResult(run, { escalationHint: 'HINT' })).toBe(
+      "[stderr]\nbwrap: Can't mkdir /x: Read-only file system\n" +
+        '[sandbox: the read-only runner failed before the command ran]\n[exit code: 1]',
+    );
+  });
+
   it('renders a sandbox denial with the escalation hint', () => {
     const denied = job({ sandbox: { mode: 'workspace-write', denied: true, enforcement: 'bwrap' } });
     expect(renderProcessRead(read({ delta: 'x\n', job: denied }), { escalationHint: 'HINT' })).toBe(

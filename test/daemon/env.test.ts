@@ -25,6 +25,17 @@ describe('child environment', () => {
         EXECD_EXTRA: 'x',
         KEEP_ME: 'kept',
         TERM: 'xterm-256color',
+        PEER_SIGNING_KEY: 'key-secret',
+        OPENAI_KEY: 'sk-1',
+        SSH_PRIVATE_KEY: 'pk',
+        AWS_ACCESS_KEY_ID: 'ak',
+        APIKEY: 'a',
+        Db_Passwd: 'p',
+        GCP_CREDENTIALS: 'c',
+        dsh_scrub_probe_lower: 'stale',
+        Dsh_Mixed: 'stale',
+        execd_lower: 'x',
+        KEEP_TOO: 'kept',
       },
     });
     const client = await daemon.session('sess-1');
@@ -47,8 +58,12 @@ describe('child environment', () => {
       DSH_SESSION_ID: 'sess-1',
       DSH_SHELL: '1',
     });
-    for (const gone of ['DSH_STALE', 'GITHUB_TOKEN', 'my_api_key', 'DB_PASSWORD', 'EXECD_EXTRA']) {
-      expect(env).not.toHaveProperty(gone);
+    expect(env.KEEP_TOO).toBe('kept');
+    const gone = ['DSH_STALE', 'GITHUB_TOKEN', 'my_api_key', 'DB_PASSWORD', 'EXECD_EXTRA', 'PEER_SIGNING_KEY'];
+    gone.push('OPENAI_KEY', 'SSH_PRIVATE_KEY', 'AWS_ACCESS_KEY_ID', 'APIKEY', 'Db_Passwd', 'GCP_CREDENTIALS');
+    gone.push('dsh_scrub_probe_lower', 'Dsh_Mixed', 'execd_lower');
+    for (const name of gone) {
+      expect(env).not.toHaveProperty(name);
     }
   });
 

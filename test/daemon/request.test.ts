@@ -1,5 +1,5 @@
 /** Requests become specs once (SPEC §1.2); bad params are refused by name; config applies live. */
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ExecdRpcError } from '../../client/connection.js';
@@ -126,5 +126,22 @@ describe('configuration at run time', () => {
     const second = await startDaemon({ stateDir: first.stateDir });
     const again = await second.session('s1');
     expect((await again.call(ConfigGet, {})).timeoutMs).toBe(4321);
+  });
+
+  it('unsets cwd with null, also in config.json; null is refused for a field that must be set', async () => {
+    const first = await startDaemon();
+    const client = await first.session('s1');
+    await client.call(ConfigSet, { patch: { cwd: first.dir, timeoutMs: 4321 }, persist: true });
+    const unset = await client.call(ConfigSet, { patch: { cwd: null }, persist: true });
+    expect(unset).not.toHaveProperty('cwd');
+    expect(JSON.parse(readFileSync(join(first.stateDir, 'config.json'), 'utf8'))).toEqual({ timeoutMs: 4321 });
+    const error = await rejection(client.call(ConfigSet, { patch: { timeoutMs: null } as never }));
+    expect(error.errorName).toBe('INVALID_PARAMS');
+    expect(error.message).toContain('timeoutMs');
+    await first.stop();
+    const second = await startDaemon({ stateDir: first.stateDir });
+    const config = await (await second.session('s1')).call(ConfigGet, {});
+    expect(config).not.toHaveProperty('cwd');
+    expect(config.timeoutMs).toBe(4321);
   });
 });

@@ -70,6 +70,23 @@ describe('environment', () => {
     ).toEqual({ PATH: '/bin', HOME: '/root' });
   });
 
+  it("scrubs at least the seam's /KEY|PASSWORD|SECRET|TOKEN/i and every DSH_* or EXECD_* whatever its case", () => {
+    expect(
+      scrubEnv({
+        PATH: '/bin',
+        PEER_SIGNING_KEY: 'key-secret',
+        OPENAI_KEY: 'k',
+        my_key_file: 'k',
+        Db_Passwd: 'p',
+        AZURE_CREDENTIAL: 'c',
+        dsh_scrub_probe_lower: 'x',
+        Dsh_Home: 'x',
+        execd_socket: 'x',
+        LANG: 'C.UTF-8',
+      }),
+    ).toEqual({ PATH: '/bin', LANG: 'C.UTF-8' });
+  });
+
   it('layers base < terminal overrides < session env < request env < session dshEnv < request dshEnv < built-ins', () => {
     const env = buildEnv({
       base: { TERM: 'xterm', A: 'base', DSH_SHELL: '0' },

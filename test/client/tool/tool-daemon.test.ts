@@ -374,7 +374,7 @@ describe('escalation through the tool', () => {
     expect(result).toEqual({
       text: '[sandbox: escalation to danger-full-access was not approved; the command did not run]',
       isError: true,
-      details: { kind: 'rejected', requestedMode: 'danger-full-access' },
+      details: { kind: 'rejected', requestedMode: 'danger-full-access', outcome: 'rejected' },
     });
     expect(requests).toEqual([
       {
