@@ -28,6 +28,11 @@ export interface ConnectOptions extends Partial<Endpoint> {
   /** Reported to the daemon in `initialize`. */
   clientName?: string;
   clientVersion?: string;
+  /**
+   * Start a daemon in the background when none listens (local sockets only), as the CLI does:
+   * racing starters end with one daemon. Default false: no daemon is an `ExecdConnectError`.
+   */
+  autoStart?: boolean;
 }
 
 /** An error answer from the daemon, with its stable name (`SESSION_NOT_FOUND`, `INVALID_PARAMS`…). */
@@ -191,7 +196,7 @@ export function openSocket(socketPath: string): Promise<Socket> {
       resolve(socket);
     });
     socket.once('error', (error: NodeJS.ErrnoException) =>
-      reject(new ExecdConnectError(`no execd daemon at ${socketPath} (${error.code ?? error.message})`)),
+      reject(new ExecdConnectError(`no execd daemon is running at ${socketPath} (${error.code ?? error.message})`)),
     );
   });
 }
@@ -199,8 +204,20 @@ export function openSocket(socketPath: string): Promise<Socket> {
 /** Connects and authenticates. */
 export async function connect(options: ConnectOptions = {}): Promise<ExecdClient> {
   const endpoint = resolveEndpoint(options);
-  const token = options.token ?? readToken(endpoint.stateDir);
+  if (options.autoStart) {
+    // Loaded only on this path: starting a daemon pulls in its lock and state-dir modules.
+    const { connectOrStart } = await import('./cli/autostart.js');
+    return connectOrStart(endpoint, { ...options, autoStart: false });
+  }
+  // The socket first: with no daemon, "no daemon is running" says more than a missing token file.
   const socket = await openSocket(endpoint.socketPath);
+  let token: string;
+  try {
+    token = options.token ?? readToken(endpoint.stateDir);
+  } catch (error) {
+    socket.destroy();
+    throw error;
+  }
   const rpc = createDrainingConnection(socket);
   try {
     const info = await rpc.sendRequest(Initialize.type, {

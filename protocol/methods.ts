@@ -19,7 +19,8 @@ import {
   sessionIdSchema,
 } from './fields.js';
 import { NotificationType, ProgressType, RequestType } from './jsonrpc.js';
-import { sandboxPolicySchema } from './sandbox.js';
+import { jobReadResultSchema, shellRunResultSchema } from './result-schemas.js';
+import { sandboxModeSchema, sandboxPolicySchema } from './sandbox.js';
 import type {
   DaemonStatusResult,
   ExecSpec,
@@ -168,6 +169,21 @@ export const DaemonStatus = request<DaemonStatusResult>()('daemon/status', empty
 /** `daemon/shutdown`: answer, then exit gracefully. */
 export const DaemonShutdown = request<{ ok: true }>()('daemon/shutdown', empty);
 
+const renderOptions = (z: Zod) => ({
+  /** Escalation targets wider than the run's mode: a denial then carries the escalation hint line. */
+  escalationTargets: z.array(sandboxModeSchema()).optional(),
+});
+
+/** `render/result`: the text the model reads for a `ShellRunResult` (SPEC §3.4), for non-TypeScript harnesses. */
+export const RenderResult = request<{ text: string }>()('render/result', (z) =>
+  z.strictObject({ result: shellRunResultSchema(), ...renderOptions(z) }),
+);
+
+/** `render/jobRead`: the text the model reads for a `job/read` answer (the `job_output` tool's rendering). */
+export const RenderJobRead = request<{ text: string }>()('render/jobRead', (z) =>
+  z.strictObject({ read: jobReadResultSchema(), ...renderOptions(z) }),
+);
+
 /** Every request, for registration and the unknown-method check. */
 export const ALL_REQUESTS = [
   Initialize,
@@ -186,6 +202,8 @@ export const ALL_REQUESTS = [
   ConfigSet,
   DaemonStatus,
   DaemonShutdown,
+  RenderResult,
+  RenderJobRead,
 ] as const;
 
 /** `job/exited`: daemon → client, when a background job settles. */

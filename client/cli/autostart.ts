@@ -5,17 +5,19 @@
  * The common case — a daemon is running — must start fast (SPEC §8, B5): this module loads only
  * the client library; what starting a daemon takes is imported on that path alone.
  */
-import { connect, ExecdConnectError, type ExecdClient } from '../connection.js';
+import { connect, ExecdConnectError, type ConnectOptions, type ExecdClient } from '../connection.js';
 import type { Endpoint } from '../endpoint.js';
 
-function connectCli(endpoint: Endpoint): Promise<ExecdClient> {
-  return connect({ ...endpoint, clientName: 'execd-cli' });
+const CLI_OPTIONS: ConnectOptions = { clientName: 'execd-cli' };
+
+function connectCli(endpoint: Endpoint, options: ConnectOptions = CLI_OPTIONS): Promise<ExecdClient> {
+  return connect({ ...options, ...endpoint });
 }
 
-/** Connects to the daemon, starting one first when none listens. */
-export async function connectOrStart(endpoint: Endpoint): Promise<ExecdClient> {
+/** Connects to the daemon, starting one first when none listens (`options`: those of `connect`). */
+export async function connectOrStart(endpoint: Endpoint, options: ConnectOptions = CLI_OPTIONS): Promise<ExecdClient> {
   try {
-    return await connectCli(endpoint);
+    return await connectCli(endpoint, options);
   } catch (error) {
     if (!(error instanceof ExecdConnectError)) throw error;
   }
@@ -25,7 +27,7 @@ export async function connectOrStart(endpoint: Endpoint): Promise<ExecdClient> {
   ]);
   // Another client may have started one since: then this is a second try, else a start.
   if (!(await socketIsLive(endpoint.socketPath))) await ensureDaemon(endpoint);
-  return connectCli(endpoint);
+  return connectCli(endpoint, options);
 }
 
 /** Connects to the daemon if one listens; undefined when none does. */

@@ -61,6 +61,14 @@ const COMMANDS: Record<string, Command> = {
     summary: 'get or set the configuration',
     load: async () => import('./config.js').then((m) => ({ help: m.CONFIG_HELP, run: m.configCommand })),
   },
+  mcp: {
+    summary: 'serve the tools to an MCP client over stdio',
+    load: async () => import('./mcp.js').then((m) => ({ help: m.MCP_HELP, run: m.mcpCommand })),
+  },
+  schema: {
+    summary: "print the protocol's JSON Schema (no daemon needed)",
+    load: async () => import('./schema.js').then((m) => ({ help: m.SCHEMA_HELP, run: m.schemaCommand })),
+  },
   stop: {
     summary: 'shut the daemon down gracefully',
     load: async () => import('./stop.js').then((m) => ({ help: m.STOP_HELP, run: m.stopCommand })),

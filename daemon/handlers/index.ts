@@ -3,6 +3,7 @@ import type { HandlerEntry } from '../handler.js';
 import { configHandlers } from './config.js';
 import { daemonHandlers } from './daemon.js';
 import { initializeHandlers } from './initialize.js';
+import { renderHandlers } from './render.js';
 import { jobHandlers } from './job.js';
 import { sessionHandlers } from './session.js';
 import { shellHandlers } from './shell.js';
@@ -15,4 +16,5 @@ export const HANDLERS: readonly HandlerEntry[] = [
   ...jobHandlers,
   ...configHandlers,
   ...daemonHandlers,
+  ...renderHandlers,
 ];

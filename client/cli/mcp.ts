@@ -1,0 +1,74 @@
+/**
+ * `execd mcp`: a Model Context Protocol server over stdio (SPEC §11) exposing the session's tools —
+ * `bash`, `job_output`, `job_kill`, … — with the library's descriptions, schemas and rendered text,
+ * through a daemon it connects to or starts. Background-job completions reach the MCP client as
+ * logging notifications. The server exits when its stdin closes; the session and its jobs stay in
+ * the daemon (a restarted agent reattaches), and an idle session is closed by the daemon in time.
+ */
+import { resolve } from 'node:path';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { createShellTools } from '../tool/index.js';
+import { createToolServer } from '../mcp/server.js';
+import { commandHelp, endpointOf, ENDPOINT_OPTIONS, parseCommand, type CommandRunner } from './args.js';
+import { connectOrStart } from './autostart.js';
+
+/** Help text of `execd mcp`. */
+export const MCP_HELP = commandHelp({
+  usage: 'mcp [--session ID] [--workdir DIR]',
+  about: `Serves the model-facing tools (bash, job_output, job_kill) as a Model Context Protocol server on
+stdin/stdout, through the daemon (started in the background when none runs). Every command runs in
+the daemon session ID (default: mcp) with DIR as its working directory (default: the current
+directory). Background-job completions are sent as MCP logging notifications. Exits when stdin closes.`,
+  options: [
+    '  --session ID       the daemon session of the tools (default: mcp)',
+    '  --workdir DIR      the session working directory (default: the current directory)',
+  ],
+  examples: ['claude mcp add execd -- execd mcp --workdir "$PWD"'],
+});
+
+/** Runs `execd mcp` until stdin closes. */
+export const mcpCommand: CommandRunner = async (argv, globals) => {
+  const { values } = parseCommand('mcp', {
+    args: argv,
+    options: {
+      ...ENDPOINT_OPTIONS,
+      session: { type: 'string', default: 'mcp' },
+      workdir: { type: 'string' },
+    },
+    allowPositionals: false,
+    strict: true,
+  });
+  const client = await connectOrStart(endpointOf(values, globals));
+  let stopped!: () => void;
+  const done = new Promise<void>((resolveDone) => (stopped = resolveDone));
+  const transport = new StdioServerTransport();
+  // Notices of jobs that settled while no agent was connected arrive while the tools are built,
+  // before the server exists: they wait for it.
+  const notices: string[] = [];
+  let server: Server | undefined;
+  const tell = (text: string) => {
+    // A client that has gone cannot be told; nothing else depends on the notice.
+    server?.sendLoggingMessage({ level: 'info', logger: 'execd', data: text }).catch(() => undefined);
+  };
+  const tools = await createShellTools({
+    client,
+    session: { id: values.session!, cwd: resolve(values.workdir ?? process.cwd()) },
+    onJobExited: (notice) => (server ? tell(notice.text) : notices.push(notice.text)),
+  });
+  server = createToolServer(
+    { name: 'execd', version: client.info.daemon.version },
+    tools.tools,
+    tools.systemPrompt.text,
+  );
+  transport.onclose = stopped;
+  process.stdin.once('end', stopped);
+  client.onClose(stopped);
+  await server.connect(transport);
+  for (const text of notices.splice(0)) tell(text);
+  await done;
+  tools.dispose();
+  client.close();
+  await server.close().catch(() => undefined);
+  return 0;
+};

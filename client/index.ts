@@ -1,0 +1,18 @@
+/**
+ * The `execd` package's main entry: the client library (connect, call, run), the model-facing
+ * tools and their rendering. Method declarations and protocol types are in `execd/protocol`.
+ */
+export {
+  connect,
+  ExecdClient,
+  ExecdConnectError,
+  ExecdRpcError,
+  readToken,
+  type CallOptions,
+  type ConnectOptions,
+  type RunOptions,
+} from './connection.js';
+export { resolveEndpoint, type Endpoint } from './endpoint.js';
+export * from './render.js';
+export * from './tool/index.js';
+export { createToolServer, type McpServerInfo } from './mcp/server.js';

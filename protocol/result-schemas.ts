@@ -1,0 +1,74 @@
+/**
+ * zod schemas of the protocol's result values (runs, jobs, reads), shared by the result document
+ * (`results.ts`) and the methods that take such a value as params (`render/*`). Built on first use.
+ */
+import { sandboxModeSchema } from './sandbox.js';
+import { lazySchema } from './zod.js';
+
+/** The schema of a `CollectedOutput`. */
+export const collectedOutputSchema = lazySchema((z) =>
+  z.object({ text: z.string(), truncated: z.boolean(), spillPath: z.string().optional() }),
+);
+
+/** The schema of a `SandboxReport`. */
+export const sandboxReportSchema = lazySchema((z) =>
+  z.object({
+    mode: sandboxModeSchema(),
+    denied: z.boolean(),
+    enforcement: z.string().optional(),
+    runnerFailed: z.boolean().optional(),
+  }),
+);
+
+/** The schema of a `JobSnapshot`. */
+export const jobSnapshotSchema = lazySchema((z) =>
+  z.object({
+    id: z.string(),
+    kind: z.literal('bash'),
+    label: z.string(),
+    ownerSession: z.string(),
+    status: z.enum(['running', 'stopping', 'completed', 'killed', 'failed']),
+    detail: z.string().optional(),
+    pid: z.number(),
+    exitCode: z.number().nullable(),
+    signal: z.string().nullable(),
+    startedAt: z.string(),
+    finishedAt: z.string().optional(),
+    reported: z.boolean(),
+    stdoutBytes: z.number(),
+    stderrBytes: z.number(),
+    sandbox: sandboxReportSchema().optional(),
+  }),
+);
+
+/** The schema of one stream of `job/peek`. */
+export const peekedStreamSchema = lazySchema((z) =>
+  z.object({ text: z.string(), nextOffset: z.number(), lossy: z.boolean() }),
+);
+
+/** The schema of a `ShellRunResult`. */
+export const shellRunResultSchema = lazySchema((z) =>
+  z.object({
+    exitCode: z.number().nullable(),
+    signal: z.string().nullable(),
+    timedOut: z.boolean(),
+    aborted: z.boolean(),
+    timeoutMs: z.number(),
+    durationMs: z.number(),
+    pid: z.number(),
+    stdout: collectedOutputSchema(),
+    stderr: collectedOutputSchema(),
+    sandbox: sandboxReportSchema().optional(),
+  }),
+);
+
+/** The schema of a `JobReadResult`. */
+export const jobReadResultSchema = lazySchema((z) =>
+  z.object({
+    delta: z.string(),
+    lossy: z.boolean(),
+    stdoutSpillPath: z.string().optional(),
+    stderrSpillPath: z.string().optional(),
+    job: jobSnapshotSchema(),
+  }),
+);

@@ -1,0 +1,130 @@
+/**
+ * zod schemas of every result and notification of the protocol, so that `execd schema` can print
+ * one complete JSON Schema document for clients in any language (SPEC §11). The TypeScript types
+ * in `types.ts` stay the source for TypeScript code; each schema here is checked against its type
+ * at compile time (`z.ZodType<ResultOf<D>>`) and against real daemon answers in the tests.
+ *
+ * Built on first use like every schema (see `zod.ts`): clients that never print the schema never
+ * load zod.
+ */
+import type { z } from 'zod';
+import { configSchema } from './config.js';
+import {
+  ALL_REQUESTS,
+  ConfigGet,
+  ConfigSet,
+  DaemonShutdown,
+  DaemonStatus,
+  Initialize,
+  JobKill,
+  JobList,
+  JobPeek,
+  JobRead,
+  JobRelease,
+  JobWait,
+  RenderJobRead,
+  RenderResult,
+  SessionClose,
+  SessionOpen,
+  ShellResolve,
+  ShellRun,
+  ShellStart,
+  type AnyRequestDecl,
+  type ResultOf,
+} from './methods.js';
+import { jobReadResultSchema, jobSnapshotSchema, peekedStreamSchema, shellRunResultSchema } from './result-schemas.js';
+import { sandboxModeSchema, sandboxPolicySchema } from './sandbox.js';
+import type { JobExitedParams, OutputProgress } from './types.js';
+import { zod, type Zod } from './zod.js';
+
+/** One result schema, checked against the declared result type of its method. */
+interface ResultEntry {
+  decl: AnyRequestDecl;
+  build: (z: Zod) => z.ZodType;
+}
+
+function result<D extends AnyRequestDecl>(decl: D, build: (z: Zod) => z.ZodType<ResultOf<D>>): ResultEntry {
+  return { decl, build };
+}
+
+/** Built on first use: the declarations it names are initialised by then, whatever the import order. */
+const results = (): ResultEntry[] => [
+  result(Initialize, (z) =>
+    z.object({
+      protocolVersion: z.literal(1),
+      daemon: z.object({ version: z.string(), pid: z.number(), platform: z.string(), startedAt: z.string() }),
+      capabilities: z.object({
+        shell: z.enum(['bash', 'pwsh']),
+        background: z.boolean(),
+        sandboxModes: z.array(sandboxModeSchema()),
+        streaming: z.literal(true),
+      }),
+    }),
+  ),
+  result(SessionOpen, (z) =>
+    z.object({ sessionId: z.string(), reattached: z.boolean(), jobs: z.array(jobSnapshotSchema()) }),
+  ),
+  result(SessionClose, (z) => z.object({ killedJobs: z.number(), removedFiles: z.number() })),
+  result(ShellResolve, (z) =>
+    z.object({
+      command: z.string(),
+      argv: z.array(z.string()),
+      workdir: z.string(),
+      timeoutMs: z.number(),
+      stdoutMaxBytes: z.number(),
+      env: z.record(z.string(), z.string()),
+      sandboxPolicy: sandboxPolicySchema(),
+    }),
+  ),
+  result(ShellRun, () => shellRunResultSchema()),
+  result(ShellStart, (z) => z.object({ jobId: z.string(), pid: z.number(), startedAt: z.string() })),
+  result(JobRead, () => jobReadResultSchema()),
+  result(JobPeek, (z) =>
+    z.object({ stdout: peekedStreamSchema(), stderr: peekedStreamSchema(), job: jobSnapshotSchema() }),
+  ),
+  result(JobWait, () => jobSnapshotSchema()),
+  result(JobKill, (z) => z.object({ killed: z.boolean() })),
+  result(JobList, (z) => z.array(jobSnapshotSchema())),
+  result(JobRelease, (z) => z.object({ released: z.literal(true) })),
+  result(ConfigGet, () => configSchema()),
+  result(ConfigSet, () => configSchema()),
+  result(DaemonStatus, (z) =>
+    z.object({
+      version: z.string(),
+      pid: z.number(),
+      uptimeMs: z.number(),
+      sessions: z.array(
+        z.object({ sessionId: z.string(), cwd: z.string(), connections: z.number(), runningJobs: z.number() }),
+      ),
+      jobs: z.object({ running: z.number(), settled: z.number() }),
+      processes: z.number(),
+      spawns: z.object({ inline: z.number(), spawner: z.number() }),
+      spill: z.object({ files: z.number(), bytes: z.number() }),
+      config: configSchema(),
+    }),
+  ),
+  result(DaemonShutdown, (z) => z.object({ ok: z.literal(true) })),
+  result(RenderResult, (z) => z.object({ text: z.string() })),
+  result(RenderJobRead, (z) => z.object({ text: z.string() })),
+];
+
+/** The result schema of `method`, or undefined when it has none (a test keeps that list empty). */
+export function resultSchema(method: string): z.ZodType | undefined {
+  const entry = results().find((candidate) => candidate.decl.method === method);
+  return entry?.build(zod());
+}
+
+/** Methods declared in `ALL_REQUESTS` without a result schema here. */
+export function methodsWithoutResultSchema(): string[] {
+  return ALL_REQUESTS.map((decl) => decl.method).filter((method) => !results().some((e) => e.decl.method === method));
+}
+
+/** Params schemas of the daemon → client notifications, by method. */
+export const NOTIFICATION_SCHEMAS: Record<string, (z: Zod) => z.ZodType> = {
+  'job/exited': (z): z.ZodType<JobExitedParams> => z.object({ sessionId: z.string(), job: jobSnapshotSchema() }),
+  '$/progress': (z): z.ZodType<{ token: string | number; value: OutputProgress }> =>
+    z.object({
+      token: z.union([z.string(), z.number()]),
+      value: z.object({ stream: z.enum(['stdout', 'stderr']), text: z.string() }),
+    }),
+};

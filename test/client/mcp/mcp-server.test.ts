@@ -1,0 +1,103 @@
+/**
+ * `execd mcp` driven by the MCP SDK's own Client over stdio, against a real daemon: the tools are
+ * the library's (names, descriptions, schemas, rendered text), background completions arrive as
+ * logging notifications, and the server exits when its stdin closes, leaving no process.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { LoggingMessageNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { createShellTools } from '../../../client/tool/index.js';
+import { CLI, startDaemon, waitPidsGone, type TestDaemon } from '../../helpers/daemon.js';
+import { waitFor } from '../../helpers/wait.js';
+
+async function mcpClient(daemon: TestDaemon, session = 'mcp-test') {
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(process.env)) if (value !== undefined) env[key] = value;
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [CLI, 'mcp', '--socket', daemon.socketPath, '--state-dir', daemon.stateDir, '--session', session],
+    cwd: daemon.dir,
+    env,
+    stderr: 'pipe',
+  });
+  const client = new Client({ name: 'execd-test', version: '1.0.0' });
+  const logs: string[] = [];
+  client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
+    logs.push(String(notification.params.data));
+  });
+  await client.connect(transport);
+  const pid = transport.pid!;
+  onTestFinished(async () => {
+    await client.close().catch(() => undefined);
+    await waitPidsGone([pid]);
+  });
+  const call = async (name: string, args: Record<string, unknown>) =>
+    (await client.callTool({ name, arguments: args })) as CallToolResult;
+  const text = (result: CallToolResult) => (result.content[0] as { text: string }).text;
+  return { client, transport, pid, logs, call, text };
+}
+
+describe('execd mcp', () => {
+  it('lists the library tools with the same descriptions and JSON Schemas', async () => {
+    const daemon = await startDaemon();
+    const { client } = await mcpClient(daemon);
+    const listed = await client.listTools();
+    const library = await createShellTools({ client: await daemon.connect(), session: { id: 'lib', cwd: daemon.dir } });
+    expect(listed.tools.map((tool) => tool.name)).toEqual(library.tools.map((tool) => tool.name));
+    for (const tool of library.tools) {
+      const served = listed.tools.find((candidate) => candidate.name === tool.name)!;
+      expect(served.description).toBe(tool.description);
+      expect(served.inputSchema).toEqual(tool.inputSchema);
+    }
+    expect(client.getInstructions()).toBe(library.systemPrompt.text);
+  });
+
+  it('runs commands with the rendered text: success, failure, timeout and bad arguments', async () => {
+    const daemon = await startDaemon();
+    const { call, text } = await mcpClient(daemon);
+    const ok = await call('bash', { command: 'pwd; echo out', description: 'Print the directory' });
+    expect(text(ok)).toBe(`${daemon.dir}\nout\n`);
+    expect(ok.isError).toBe(false);
+
+    const failed = await call('bash', { command: 'echo oops >&2; exit 3', description: 'Fail on purpose' });
+    expect(text(failed)).toBe('[stderr]\noops\n[exit code: 3]');
+    expect(failed.isError).toBe(false);
+
+    const slow = await call('bash', { command: 'sleep 30', description: 'Sleep too long', timeoutMs: 300 });
+    expect(text(slow)).toBe('(no output)\n[timed out after 300ms]\n[killed by signal: SIGTERM]');
+
+    const bad = await call('bash', { command: 'true', description: 'Bad timeout', timeoutMs: 'soon' });
+    expect(bad.isError).toBe(true);
+    expect(text(bad)).toBe('invalid timeoutMs: expected a positive number, got "soon"');
+  });
+
+  it('starts a background job, reads it to the end, is told of its end, and kills another', async () => {
+    const daemon = await startDaemon();
+    const { call, text, logs } = await mcpClient(daemon);
+    const started = await call('bash', {
+      command: 'echo one; sleep 0.3; echo two',
+      description: 'A short background job',
+      run_in_background: true,
+    });
+    const jobId = /started background job (bash-\d+)/.exec(text(started))![1]!;
+    await waitFor(() => logs.some((line) => line.includes(jobId)), 'the job-exited log notification');
+    expect(logs.find((line) => line.includes(jobId))).toMatch(/completed \(exit code: 0\)/);
+    const read = await call('job_output', { job_id: jobId });
+    expect(text(read)).toContain('one\ntwo\n');
+
+    const long = await call('bash', { command: 'sleep 60', description: 'A long job', run_in_background: true });
+    const longId = /started background job (bash-\d+)/.exec(text(long))![1]!;
+    const killed = await call('job_kill', { job_id: longId });
+    expect(killed.isError).toBe(false);
+    expect(text(killed)).toContain(longId);
+  });
+
+  it('exits when its stdin closes and leaves no process behind', async () => {
+    const daemon = await startDaemon();
+    const { transport, pid, call } = await mcpClient(daemon);
+    await call('bash', { command: 'true', description: 'Touch the daemon' });
+    await transport.close();
+    expect(await waitPidsGone([pid])).toEqual([]);
+  });
+});

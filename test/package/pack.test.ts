@@ -1,0 +1,133 @@
+/**
+ * The package as a harness author gets it (SPEC §11): `npm pack` of the built tree, the tarball's
+ * file list, and a fresh install into an empty project — from the tarball and the npm
+ * cache first (metadata the cache lacks comes from the registry) — whose small harness typechecks under `tsc --strict` against the published `.d.ts` files
+ * and then runs against a real daemon.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { startDaemon } from '../helpers/daemon.js';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'execd-pack-'));
+  onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** Packs the already built tree (`npm test` builds first; the prepack build is skipped here). */
+function pack(into: string): { tarball: string; files: string[] } {
+  const out = execFileSync('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', into], {
+    cwd: ROOT,
+    encoding: 'utf8',
+  });
+  const [info] = JSON.parse(out) as Array<{ filename: string; files: Array<{ path: string }> }>;
+  return { tarball: join(into, info!.filename), files: info!.files.map((file) => file.path) };
+}
+
+const HARNESS = `
+import { connect, createShellTools, parseExitStatus, renderResult, type ShellTools } from 'execd';
+import { SessionOpen, ShellRun, type JobSnapshot, type ShellRunResult } from 'execd/protocol';
+
+const client = await connect();
+await client.call(SessionOpen, { sessionId: 'harness', cwd: process.cwd() });
+const result: ShellRunResult = await client.call(ShellRun, { sessionId: 'harness', command: 'echo packed; exit 4' });
+const tools: ShellTools = await createShellTools({ client, session: { id: 'harness' } });
+const jobs: JobSnapshot[] = [];
+const parsed = parseExitStatus(renderResult(result));
+console.log(JSON.stringify({ parsed, tools: tools.tools.map((tool) => tool.name), jobs: jobs.length }));
+tools.dispose();
+client.close();
+`;
+
+describe('the npm package', () => {
+  it('ships the built library, its types and the CLI, and nothing of the tests, bench or sources', () => {
+    const { files } = pack(tempDir());
+    for (const needed of [
+      'package.json',
+      'README.md',
+      'PROTOCOL.md',
+      'dist/client/index.js',
+      'dist/client/index.d.ts',
+      'dist/protocol/index.js',
+      'dist/protocol/index.d.ts',
+      'dist/client/cli/main.js',
+      'dist/daemon/server.js',
+    ])
+      expect(files).toContain(needed);
+    const stray = files.filter(
+      (file) =>
+        file.startsWith('test/') ||
+        file.startsWith('bench/') ||
+        file.startsWith('dist/test/') ||
+        file.startsWith('dist/bench/') ||
+        file.startsWith('dist/examples/') ||
+        file.endsWith('.map') ||
+        (file.endsWith('.ts') && !file.endsWith('.d.ts')),
+    );
+    expect(stray).toEqual([]);
+  });
+
+  it('installs into an empty project, typechecks a harness with tsc --strict, and runs it', async () => {
+    const work = tempDir();
+    const { tarball } = pack(work);
+    const project = join(work, 'harness');
+    execFileSync('mkdir', ['-p', project]);
+    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'harness', private: true, type: 'module' }));
+    const typesNode = (
+      JSON.parse(readFileSync(join(ROOT, 'node_modules', '@types', 'node', 'package.json'), 'utf8')) as {
+        version: string;
+      }
+    ).version;
+    execFileSync(
+      'npm',
+      [
+        'install',
+        '--prefer-offline',
+        '--no-audit',
+        '--no-fund',
+        '--ignore-scripts',
+        tarball,
+        `@types/node@${typesNode}`,
+      ],
+      { cwd: project, encoding: 'utf8' },
+    );
+    writeFileSync(join(project, 'harness.ts'), HARNESS);
+    execFileSync(
+      process.execPath,
+      [
+        TSC,
+        '--strict',
+        '--target',
+        'es2022',
+        '--module',
+        'nodenext',
+        '--moduleResolution',
+        'nodenext',
+        '--types',
+        'node',
+        'harness.ts',
+      ],
+      { cwd: project, encoding: 'utf8' },
+    );
+
+    const daemon = await startDaemon();
+    const out = execFileSync(process.execPath, ['harness.js'], {
+      cwd: project,
+      encoding: 'utf8',
+      env: { ...process.env, EXECD_SOCKET: daemon.socketPath, EXECD_STATE_DIR: daemon.stateDir },
+    });
+    expect(JSON.parse(out)).toEqual({
+      parsed: { body: 'packed', exitCode: 4 },
+      tools: ['bash', 'job_output', 'job_kill'],
+      jobs: 0,
+    });
+    const help = execFileSync(join(project, 'node_modules', '.bin', 'execd'), ['--help'], { encoding: 'utf8' });
+    expect(help).toContain('usage: execd');
+  });
+});
