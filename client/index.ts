@@ -15,4 +15,3 @@ export {
 export { resolveEndpoint, type Endpoint } from './endpoint.js';
 export * from './render.js';
 export * from './tool/index.js';
-export { createToolServer, type McpServerInfo } from './mcp/server.js';

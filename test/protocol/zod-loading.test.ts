@@ -11,13 +11,18 @@ import { DIST_URL, traceScript, zodFiles } from '../helpers/loaded-modules.js';
 
 const DIST = join(import.meta.dirname, '..', '..', 'dist');
 
-/** Every built module of execd but the CLI entry (which runs a command when imported). */
+/**
+ * Every built module of execd but the CLI entry (which runs a command when imported) and the MCP
+ * server: `@modelcontextprotocol/sdk` imports its own zod as ESM for its own message schemas, which
+ * never meet execd's, so `execd mcp` alone holds a second copy.
+ */
+const MCP_MODULES = ['client/mcp/server.js', 'client/cli/mcp.js'];
 function allModules(): string[] {
   return ['protocol', 'daemon', 'spill', 'client']
     .flatMap((dir) =>
       readdirSync(join(DIST, dir), { recursive: true, encoding: 'utf8' }).map((file) => `${dir}/${file}`),
     )
-    .filter((file) => file.endsWith('.js') && file !== 'client/cli/main.js')
+    .filter((file) => file.endsWith('.js') && file !== 'client/cli/main.js' && !MCP_MODULES.includes(file))
     .sort();
 }
 
