@@ -16,6 +16,8 @@ export interface Session {
   sandbox?: SandboxPolicy;
   /** Connections that currently have this session open. */
   connections: Set<SessionHolder>;
+  /** Spill files of foreground runs reported to this session (and log files of its released jobs): what `output/read` may open. */
+  reportedOutputs: Set<string>;
 }
 
 /** Anything that can hold sessions open: a client connection. */
@@ -26,7 +28,7 @@ export interface SessionHolder {
 }
 
 /** The facts a `session/open` brings. */
-export type SessionFactsInput = Omit<Session, 'connections'>;
+export type SessionFactsInput = Omit<Session, 'connections' | 'reportedOutputs'>;
 
 /** The daemon's session table. */
 export class SessionTable {
@@ -47,7 +49,8 @@ export class SessionTable {
     if (!existing && this.sessions.size >= maxSessions) {
       return new ExecdError('LIMIT_EXCEEDED', `maxSessions limit reached (${maxSessions})`);
     }
-    const session: Session = Object.assign(existing ?? { connections: new Set<SessionHolder>() }, facts);
+    const fresh = { connections: new Set<SessionHolder>(), reportedOutputs: new Set<string>() };
+    const session: Session = Object.assign(existing ?? fresh, facts);
     this.sessions.set(facts.id, session);
     session.connections.add(holder);
     holder.openSessions.add(facts.id);
@@ -61,6 +64,11 @@ export class SessionTable {
       return new ExecdError('SESSION_NOT_FOUND', `session ${sessionId} is not open on this connection`);
     }
     return session;
+  }
+
+  /** The session with this id, open on any connection or none. */
+  get(sessionId: string): Session | undefined {
+    return this.sessions.get(sessionId);
   }
 
   /** The holders that have a session open now (none when it is not open anywhere). */

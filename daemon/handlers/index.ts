@@ -4,6 +4,7 @@ import { configHandlers } from './config.js';
 import { daemonHandlers } from './daemon.js';
 import { initializeHandlers } from './initialize.js';
 import { jobHandlers } from './job.js';
+import { outputHandlers } from './output.js';
 import { sessionHandlers } from './session.js';
 import { shellHandlers } from './shell.js';
 
@@ -13,6 +14,7 @@ export const HANDLERS: readonly HandlerEntry[] = [
   ...sessionHandlers,
   ...shellHandlers,
   ...jobHandlers,
+  ...outputHandlers,
   ...configHandlers,
   ...daemonHandlers,
 ];
