@@ -122,7 +122,9 @@ export interface ShellStartResult {
 export interface ReadStream {
   /** The new text of this stream alone. */
   text: string;
-  /** Whole-stream byte offset where `text` starts (past the reader's old position when lossy). */
+  /** Whole-stream byte offset where this read began: the reader's position before it. */
+  from: number;
+  /** Whole-stream byte offset where `text` starts: `from`, unless the read was lossy (then later). */
   offset: number;
   /** Whole-stream byte offset where the next read starts. */
   nextOffset: number;

@@ -15,10 +15,9 @@ import { inSession, jobIdArgument, SESSION_HELP, SESSION_OPTION } from './sessio
 export const READ_HELP = commandHelp({
   usage: 'read JOB [--follow] [--merged] [--session ID] [--json]',
   about: `Prints what JOB wrote since the last read: its stdout to stdout, its stderr to stderr. Reads
-consume, so two reads never print the same bytes. With --follow, prints everything the job wrote
-from its first byte (read from its log files page by page, so nothing is lost however fast it
-writes) and keeps printing until the job ends, then prints its exit marker to stderr and exits
-with its exit code (128+n after signal n). --merged prints the model's view instead: stdout, then
+consume, so two reads never print the same bytes. With --follow, keeps printing until the job
+ends (read from its log files page by page, so no byte is lost however fast it writes), then
+prints its exit marker to stderr and exits with its exit code (128+n after signal n). --merged prints the model's view instead: stdout, then
 [stderr] and stderr, all on stdout (with --follow, consuming reads that may drop what memory no
 longer holds, exactly as the model would see).`,
   options: [
@@ -59,12 +58,14 @@ async function followMerged(client: ExecdClient, sessionId: string, jobId: strin
 }
 
 /**
- * Every byte from offset 0 until the job has settled and all it wrote was printed: pages of the
- * log files by offset (`job/peek`), and, once caught up, a consuming read that waits for more
- * (which also leaves the agent-facing cursor at the end).
+ * Every byte from where the consuming reader stood until the job has settled and all it wrote was
+ * printed: pages of the log files by offset (`job/peek`, which never drops what the files hold),
+ * and, once caught up, a consuming read that waits for more, so the cursor follows along.
  */
 async function followAll(client: ExecdClient, sessionId: string, jobId: string, json: boolean) {
-  const next = { stdout: 0, stderr: 0 };
+  // Consume once to learn where the reader stood; everything from there is then paged from the logs.
+  const first = await client.call(JobRead, { sessionId, jobId });
+  const next = { stdout: first.stdout.from, stderr: first.stderr.from };
   let warned = false;
   for (;;) {
     const page: JobPeekResult = await client.call(JobPeek, {

@@ -93,7 +93,12 @@ export async function createShellTools(options: ShellToolsOptions): Promise<Shel
     jobOutput,
     jobKill,
     jobList,
-    tools: [shell, ...(jobOutput ? [jobOutput] : []), ...(jobKill ? [jobKill] : []), ...(jobList ? [jobList] : [])] as ModelTool[],
+    tools: [
+      shell,
+      ...(jobOutput ? [jobOutput] : []),
+      ...(jobKill ? [jobKill] : []),
+      ...(jobList ? [jobList] : []),
+    ] as ModelTool[],
     systemPrompt: systemPromptSection(flavor, { background }),
     dispose: () => subscription.dispose(),
   };

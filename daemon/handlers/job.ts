@@ -111,7 +111,9 @@ export const jobHandlers = [
       const session = daemon.sessions.require(params.sessionId, conn);
       if (session instanceof ExecdError) return session;
     }
-    const settled = daemon.jobs.list('sessionId' in params ? params.sessionId : undefined).filter((job) => job.isSettled);
+    const settled = daemon.jobs
+      .list('sessionId' in params ? params.sessionId : undefined)
+      .filter((job) => job.isSettled);
     for (const job of settled) recordReportedOutputs(daemon, job.ownerSession, Object.values(job.identity.logPaths));
     return cleanJobs(daemon.jobs, settled);
   }),

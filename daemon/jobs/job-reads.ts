@@ -12,13 +12,14 @@ import { consumeSlices, decodeSlice, MIN_PAGE_BYTES, type StreamSlice } from './
 export function readJob(job: Job): JobReadResult {
   const complete = job.isSettled;
   const { stdout, stderr } = job.streams;
-  const read = consumeSlices(stdout.sliceFrom(job.cursor.stdout), stderr.sliceFrom(job.cursor.stderr), complete);
+  const from = job.cursor;
+  const read = consumeSlices(stdout.sliceFrom(from.stdout), stderr.sliceFrom(from.stderr), complete);
   job.cursor = read.cursor;
   const result: JobReadResult = {
     delta: read.delta,
     lossy: read.lossy,
-    stdout: read.stdout,
-    stderr: read.stderr,
+    stdout: { ...read.stdout, from: from.stdout },
+    stderr: { ...read.stderr, from: from.stderr },
     job: job.snapshot(),
   };
   if (read.lossy) {

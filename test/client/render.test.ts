@@ -205,7 +205,7 @@ describe('parseExitStatus', () => {
 });
 
 function read(overrides: Partial<JobReadResult> = {}): JobReadResult {
-  const none = { text: '', offset: 0, nextOffset: 0 };
+  const none = { text: '', from: 0, offset: 0, nextOffset: 0 };
   return { delta: '', lossy: false, stdout: none, stderr: none, job: job(), ...overrides };
 }
 

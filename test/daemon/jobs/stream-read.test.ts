@@ -9,17 +9,17 @@ describe('decodeSlice', () => {
   it('holds back an incomplete trailing character while the stream can grow', () => {
     const euro = bytes('€'); // e2 82 ac
     const slice = { bytes: Buffer.concat([bytes('ab'), euro.subarray(0, 2)]), offset: 10, lossy: false };
-    expect(decodeSlice(slice, false)).toEqual({ text: 'ab', nextOffset: 12, lossy: false });
+    expect(decodeSlice(slice, false)).toEqual({ text: 'ab', offset: 10, nextOffset: 12, lossy: false });
   });
 
   it('delivers everything once the stream is complete, invalid bytes as U+FFFD', () => {
     const slice = { bytes: Buffer.from([0x61, 0xe2, 0x82]), offset: 0, lossy: false };
-    expect(decodeSlice(slice, true)).toEqual({ text: 'a\uFFFD', nextOffset: 3, lossy: false });
+    expect(decodeSlice(slice, true)).toEqual({ text: 'a\uFFFD', offset: 0, nextOffset: 3, lossy: false });
   });
 
   it('skips the tail of a character cut at the front of a lossy slice', () => {
     const slice = { bytes: Buffer.concat([bytes('€').subarray(1), bytes('x')]), offset: 5, lossy: true };
-    expect(decodeSlice(slice, false)).toEqual({ text: 'x', nextOffset: 8, lossy: true });
+    expect(decodeSlice(slice, false)).toEqual({ text: 'x', offset: 7, nextOffset: 8, lossy: true });
   });
 
   it('never drops continuation-looking bytes at the front of a slice that lost nothing (binary output)', () => {
