@@ -88,7 +88,11 @@ async function followAll(client: ExecdClient, sessionId: string, jobId: string, 
     next.stdout = page.stdout.nextOffset;
     next.stderr = page.stderr.nextOffset;
     const caughtUp = next.stdout >= page.job.stdoutBytes && next.stderr >= page.job.stderrBytes;
-    if (settled(page.job) && (caughtUp || !moved)) return page.job;
+    if (settled(page.job) && (caughtUp || !moved)) {
+      // Everything was printed: the consuming reader moves to the end too.
+      await client.call(JobRead, { sessionId, jobId });
+      return page.job;
+    }
     if (!caughtUp && moved) continue;
     const read = await client.call(JobRead, { sessionId, jobId, waitMs: MAX_READ_WAIT_MS });
     // Only the start of a character came (the wait ends on any byte): give the writer a moment.
