@@ -1,6 +1,6 @@
 /** The pure arithmetic of job reads: UTF-8-safe slices, the `[stderr]` delta, the consuming cursor. */
 import { describe, expect, it } from 'vitest';
-import { consumeSlices, decodeSlice, formatDelta } from '../../../daemon/jobs/stream-read.js';
+import { consumeSlices, decodePage, decodeSlice, formatDelta } from '../../../daemon/jobs/stream-read.js';
 import { TailBuffer } from '../../../spill/tail-buffer.js';
 
 const bytes = (text: string) => Buffer.from(text, 'utf8');
@@ -86,10 +86,41 @@ describe('consumeSlices over a growing stream', () => {
     const stderr = new TailBuffer(8);
     stdout.append(bytes('0123456789abcdef'));
     const lossy = consumeSlices(stdout.sliceFrom(0), stderr.sliceFrom(0), false);
-    expect(lossy).toEqual({ delta: '89abcdef', lossy: true, cursor: { stdout: 16, stderr: 0 } });
+    expect(lossy).toMatchObject({ delta: '89abcdef', lossy: true, cursor: { stdout: 16, stderr: 0 } });
+    // Stream by stream: stdout's text starts at the window (8), past the reader's position.
+    expect(lossy.stdout).toEqual({ text: '89abcdef', offset: 8, nextOffset: 16 });
+    expect(lossy.stderr).toEqual({ text: '', offset: 0, nextOffset: 0 });
     stdout.append(bytes('gh'));
     stderr.append(bytes('E'));
     const next = consumeSlices(stdout.sliceFrom(lossy.cursor.stdout), stderr.sliceFrom(lossy.cursor.stderr), true);
-    expect(next).toEqual({ delta: 'gh\n[stderr]\nE', lossy: false, cursor: { stdout: 18, stderr: 1 } });
+    expect(next).toMatchObject({ delta: 'gh\n[stderr]\nE', lossy: false, cursor: { stdout: 18, stderr: 1 } });
+    expect(next.stderr).toEqual({ text: 'E', offset: 0, nextOffset: 1 });
+  });
+});
+
+describe('decodePage', () => {
+  const text = bytes('a€b€');
+  it('ends a page before a character it would cut, unless the file ended and nothing writes it', () => {
+    expect(decodePage(text.subarray(0, 3), 0, false)).toEqual({ text: 'a', offset: 0, nextOffset: 1, lossy: false });
+    expect(decodePage(text.subarray(0, 3), 0, true)).toMatchObject({ text: 'a\uFFFD', nextOffset: 3 });
+  });
+
+  it('starts a page read inside a character at the next character', () => {
+    expect(decodePage(text.subarray(2, 6), 2, false)).toMatchObject({ text: 'b', offset: 4, nextOffset: 5 });
+  });
+
+  it('always moves forward with pages of 4 bytes, whatever the bytes', () => {
+    const samples = [bytes('€€€€'), bytes('😀😀'), Buffer.from([0xf0, 0x9f, 0x98, 0x80, 0xff, 0x80, 0x80, 0x80])];
+    for (const sample of samples) {
+      let offset = 0;
+      let decoded = '';
+      while (offset < sample.length) {
+        const page = decodePage(sample.subarray(offset, offset + 4), offset, offset + 4 >= sample.length);
+        expect(page.nextOffset).toBeGreaterThan(offset);
+        decoded += page.text;
+        offset = page.nextOffset;
+      }
+      expect(decoded).toBe(sample.toString('utf8'));
+    }
   });
 });
