@@ -147,9 +147,11 @@ export interface JobReadResult {
 /** One stream of a `job/peek`. */
 export interface PeekedStream {
   text: string;
+  /** Whole-stream byte offset of the first byte of `text`. */
+  offset: number;
   /** Whole-stream byte offset to pass next time. */
   nextOffset: number;
-  /** True when bytes between the asked offset and the window were dropped from memory. */
+  /** True when bytes between the asked offset and `offset` are gone (the log file passed `maxSpillBytes`). */
   lossy: boolean;
 }
 
