@@ -66,7 +66,8 @@ function openReported(path: string, sessionId: string): { fd: number; size: numb
   }
   let fd: number;
   try {
-    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    // Windows has no O_NOFOLLOW: there the identity check below is what refuses a file swapped in.
+    fd = openSync(path, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0));
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return removed(path);

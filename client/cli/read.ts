@@ -94,9 +94,7 @@ async function followAll(client: ExecdClient, sessionId: string, jobId: string, 
       return page.job;
     }
     if (!caughtUp && moved) continue;
-    const read = await client.call(JobRead, { sessionId, jobId, waitMs: MAX_READ_WAIT_MS });
-    // Only the start of a character came (the wait ends on any byte): give the writer a moment.
-    if (read.delta === '' && !settled(read.job)) await new Promise((resolve) => setTimeout(resolve, 50));
+    await client.call(JobRead, { sessionId, jobId, waitMs: MAX_READ_WAIT_MS });
   }
 }
 

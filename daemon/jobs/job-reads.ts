@@ -30,9 +30,20 @@ export function readJob(job: Job): JobReadResult {
   return result;
 }
 
-/** True when the job has output its consuming reader has not read yet. */
+/**
+ * True when a consuming read would deliver something now: unread bytes that are more than the
+ * start of a character still being written.
+ */
 export function hasUnread(job: Job): boolean {
-  return job.streams.stdout.totalBytes > job.cursor.stdout || job.streams.stderr.totalBytes > job.cursor.stderr;
+  return (['stdout', 'stderr'] as const).some((name) => {
+    const stream = job.streams[name];
+    const from = job.cursor[name];
+    const unread = stream.totalBytes - from;
+    if (unread <= 0) return false;
+    // Four bytes always hold a whole character (or invalid bytes, delivered as they are).
+    if (unread >= MIN_PAGE_BYTES) return true;
+    return decodeSlice(stream.sliceFrom(from), false).nextOffset > from;
+  });
 }
 
 /**

@@ -64,6 +64,20 @@ describe('job/read with waitMs', { timeout: 120_000 }, () => {
     expect(ms).toBeLessThan(25_000);
   });
 
+  it('keeps waiting while only the start of a character has been written', async () => {
+    const daemon = await startDaemon();
+    const client = await daemon.session('s1');
+    const { jobId } = await client.call(ShellStart, {
+      sessionId: 's1',
+      command: `printf '\\342\\202'; sleep 1; printf '\\254\\n'; sleep 100`,
+    });
+    const t0 = performance.now();
+    const read = await client.call(JobRead, { sessionId: 's1', jobId, waitMs: 10_000 });
+    const ms = performance.now() - t0;
+    console.log(`job/read waitMs 10000 with half a character written: returned at ${ms.toFixed(0)} ms`);
+    expect(read.delta).toBe('€\n');
+  });
+
   it('refuses a waitMs outside 0..30000, naming the field', async () => {
     const daemon = await startDaemon();
     const client = await daemon.session('s1');

@@ -134,8 +134,11 @@ describe('output/read', { timeout: 180_000 }, () => {
     expect(theirs).toBeDefined();
     expect((await s1.call(OutputRead, { sessionId: 's1', path: mine, maxBytes: 10 })).text).toBe('xxxxxxxxxx');
 
+    const theirJob = await s2.call(ShellStart, { sessionId: 's2', command: 'echo theirs' });
+    const theirLog = (await waitJob(s2, 's2', theirJob.jobId)).stdoutPath!;
     const refusals: Record<string, string> = {
       '/etc/passwd': '/etc/passwd',
+      "another session's job log": theirLog,
       "another session's spill file": theirs,
       '.. out of the session': join(dirname(mine), '..', 's2', theirs.split('/').at(-1)!),
       '.. back into the session': `${dirname(mine)}/../s1/${mine.split('/').at(-1)}`,
@@ -213,6 +216,24 @@ describe('output/read', { timeout: 180_000 }, () => {
         'OUTPUT_REMOVED',
       );
     }
+  });
+});
+
+describe('output/read after a restart', { timeout: 120_000 }, () => {
+  it("still pages a job's log: the journal knows the job and its session", async () => {
+    const first = await startDaemon();
+    const c1 = await first.session('s1');
+    const { jobId } = await c1.call(ShellStart, { sessionId: 's1', command: 'seq 1 1000' });
+    const job = await waitJob(c1, 's1', jobId);
+    expect(await first.stop()).toBe(0);
+    const second = await startDaemon({ stateDir: first.stateDir, socketPath: join(first.dir, 'run2', 'execd.sock') });
+    const c2 = await second.session('s1');
+    const page = await c2.call(OutputRead, { sessionId: 's1', path: job.stdoutPath! });
+    expect(page).toMatchObject({ offset: 0, eof: true, size: job.stdoutBytes });
+    expect(page.text.split('\n')).toHaveLength(1001);
+    // Another session of the new daemon still may not read it.
+    const c3 = await second.session('s2');
+    expect((await failureOf(c3.call(OutputRead, { sessionId: 's2', path: job.stdoutPath! }))).name).toBe('FORBIDDEN');
   });
 });
 
