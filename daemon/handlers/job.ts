@@ -16,7 +16,7 @@ import {
 import { handler, type HandlerContext } from '../handler.js';
 import type { Job } from '../jobs/job.js';
 import { cleanJobs, killJob, releaseJob, settledWithin } from '../jobs/job-control.js';
-import { peekJob, readJob } from '../jobs/job-reads.js';
+import { emptyRead, peekJob, readJob } from '../jobs/job-reads.js';
 import { planJobLaunch } from '../jobs/launch-plan.js';
 import { waitForOutput } from '../jobs/read-wait.js';
 import { recordReportedOutputs } from '../output-files.js';
@@ -64,7 +64,12 @@ export const jobHandlers = [
     const job = ownedJob(params, ctx);
     if (job instanceof ExecdError) return job;
     if (params.waitMs !== undefined) {
-      await waitForOutput(job, params.waitMs, (listener) => ctx.token.onCancellationRequested(listener));
+      // A token cancelled before it was first read never fires its event: check it first.
+      if (!ctx.token.isCancellationRequested) {
+        await waitForOutput(job, params.waitMs, (listener) => ctx.token.onCancellationRequested(listener));
+      }
+      // A caller that cancelled or went away while waiting would never see what a read consumes.
+      if (ctx.token.isCancellationRequested || ctx.conn.closed) return emptyRead(job);
     }
     const before = job.cursor;
     const result = readJob(job);

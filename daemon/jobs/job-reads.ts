@@ -31,6 +31,15 @@ export function readJob(job: Job): JobReadResult {
 }
 
 /**
+ * A read that delivers nothing and leaves the cursor where it is: the answer to a waiting read
+ * whose caller went away or cancelled, so no output is consumed that nobody will receive.
+ */
+export function emptyRead(job: Job): JobReadResult {
+  const at = (from: number) => ({ text: '', from, offset: from, nextOffset: from });
+  return { delta: '', lossy: false, stdout: at(job.cursor.stdout), stderr: at(job.cursor.stderr), job: job.snapshot() };
+}
+
+/**
  * True when a consuming read would deliver something now: unread bytes that are more than the
  * start of a character still being written.
  */

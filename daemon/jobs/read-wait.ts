@@ -28,8 +28,8 @@ export function waitForOutput(job: Job, waitMs: number, cancelled?: (listener: (
     };
     const poll = setInterval(() => {
       if (hasUnread(job)) finish();
-    }, GROWTH_POLL_MS);
-    const deadline = setTimeout(finish, Math.min(waitMs, MAX_TIMER_MS));
+    }, GROWTH_POLL_MS).unref();
+    const deadline = setTimeout(finish, Math.min(waitMs, MAX_TIMER_MS)).unref();
     // `settled` never rejects.
     void job.settled.then(finish);
     cancelled?.(finish);

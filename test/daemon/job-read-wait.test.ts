@@ -78,6 +78,31 @@ describe('job/read with waitMs', { timeout: 120_000 }, () => {
     expect(read.delta).toBe('€\n');
   });
 
+  it('consumes nothing for a waiting caller that cancelled or went away', async () => {
+    const daemon = await startDaemon();
+    const client = await daemon.session('s1');
+    const { jobId } = await client.call(ShellStart, { sessionId: 's1', command: 'sleep 2; echo late; sleep 100' });
+    // Cancelled at once: the daemon answers an empty read without waiting and without consuming.
+    const controller = new AbortController();
+    const cancelled = client.call(JobRead, { sessionId: 's1', jobId, waitMs: 20_000 }, { signal: controller.signal });
+    controller.abort();
+    expect(await cancelled).toMatchObject({ delta: '', stdout: { from: 0, nextOffset: 0 } });
+    // Cancelled while it waits: it stops waiting at once, and consumes nothing either.
+    const later = new AbortController();
+    const t0 = performance.now();
+    const waiting = client.call(JobRead, { sessionId: 's1', jobId, waitMs: 20_000 }, { signal: later.signal });
+    setTimeout(() => later.abort(), 100);
+    expect(await waiting).toMatchObject({ delta: '', stdout: { from: 0, nextOffset: 0 } });
+    console.log(`a waiting job/read cancelled after 100 ms answered at ${(performance.now() - t0).toFixed(0)} ms`);
+    // A caller whose connection drops while it waits: its read never consumes the line.
+    const leaving = await daemon.session('s1');
+    void leaving.call(JobRead, { sessionId: 's1', jobId, waitMs: 20_000 }).catch(() => {});
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    leaving.close();
+    const read = await client.call(JobRead, { sessionId: 's1', jobId, waitMs: 20_000 });
+    expect(read.delta).toBe('late\n');
+  });
+
   it('refuses a waitMs outside 0..30000, naming the field', async () => {
     const daemon = await startDaemon();
     const client = await daemon.session('s1');
