@@ -18,6 +18,8 @@ export interface Session {
   connections: Set<SessionHolder>;
   /** Last time (ms since the epoch) it was opened, used by a request, or left by a connection. */
   lastActiveAt: number;
+  /** Spill files of foreground runs reported to this session (and log files of its released jobs): what `output/read` may open. */
+  reportedOutputs: Set<string>;
 }
 
 /** Anything that can hold sessions open: a client connection. */
@@ -28,7 +30,7 @@ export interface SessionHolder {
 }
 
 /** The facts a `session/open` brings. */
-export type SessionFactsInput = Omit<Session, 'connections' | 'lastActiveAt'>;
+export type SessionFactsInput = Omit<Session, 'connections' | 'lastActiveAt' | 'reportedOutputs'>;
 
 /** The daemon's session table. */
 export class SessionTable {
@@ -49,9 +51,8 @@ export class SessionTable {
     if (!existing && this.sessions.size >= maxSessions) {
       return new ExecdError('LIMIT_EXCEEDED', `maxSessions limit reached (${maxSessions})`);
     }
-    const session: Session = Object.assign(existing ?? { connections: new Set<SessionHolder>() }, facts, {
-      lastActiveAt: Date.now(),
-    });
+    const fresh = { connections: new Set<SessionHolder>(), reportedOutputs: new Set<string>() };
+    const session: Session = Object.assign(existing ?? fresh, facts, { lastActiveAt: Date.now() });
     this.sessions.set(facts.id, session);
     session.connections.add(holder);
     holder.openSessions.add(facts.id);
@@ -66,6 +67,11 @@ export class SessionTable {
     }
     session.lastActiveAt = Date.now();
     return session;
+  }
+
+  /** The session with this id, open on any connection or none. */
+  get(sessionId: string): Session | undefined {
+    return this.sessions.get(sessionId);
   }
 
   /** The holders that have a session open now (none when it is not open anywhere). */

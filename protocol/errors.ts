@@ -14,6 +14,7 @@ export const ErrorCodes = {
   SPAWN_FAILED: -32007,
   LIMIT_EXCEEDED: -32008,
   SHUTTING_DOWN: -32009,
+  OUTPUT_REMOVED: -32013,
 } as const;
 
 /** The name of an application error (`error.data.code`). */

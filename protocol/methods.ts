@@ -25,11 +25,13 @@ import type {
   DaemonStatusResult,
   ExecSpec,
   InitializeResult,
+  JobCleanResult,
   JobExitedParams,
   JobPeekResult,
   JobReadResult,
   JobSnapshot,
   OutputProgress,
+  OutputReadResult,
   SessionCloseResult,
   SessionOpenResult,
   ShellRunResult,
@@ -126,14 +128,36 @@ export const ShellRun = request<ShellRunResult>()('shell/run', (z) =>
 /** `shell/start`: a background job; returns at once. */
 export const ShellStart = request<ShellStartResult>()('shell/start', execRequestSchema);
 
-/** `job/read`: consuming read of what is new. */
-export const JobRead = request<JobReadResult>()('job/read', sessionJob);
+/** Longest wait of a `job/read` (`waitMs`). */
+export const MAX_READ_WAIT_MS = 30_000;
+/** Largest page of an `output/read` or a `job/peek` (`maxBytes`). */
+export const MAX_PAGE_BYTES = 1024 * 1024;
 
-/** `job/peek`: non-consuming read at explicit offsets. */
+const byteOffset = (z: Zod) =>
+  z
+    .number({ error: 'must be a non-negative integer' })
+    .int({ error: 'must be a non-negative integer' })
+    .nonnegative({ error: 'must be a non-negative integer' });
+const pageBytes = () =>
+  positiveInt().max(MAX_PAGE_BYTES, { error: `must be a positive integer up to ${MAX_PAGE_BYTES}` });
+
+/** `job/read`: consuming read of what is new; with `waitMs`, waits for something new first. */
+export const JobRead = request<JobReadResult>()('job/read', (z) =>
+  sessionJob(z).extend({
+    waitMs: z
+      .number({ error: `must be a number from 0 to ${MAX_READ_WAIT_MS}` })
+      .min(0, { error: `must be a number from 0 to ${MAX_READ_WAIT_MS}` })
+      .max(MAX_READ_WAIT_MS, { error: `must be a number from 0 to ${MAX_READ_WAIT_MS}` })
+      .optional(),
+  }),
+);
+
+/** `job/peek`: non-consuming read at explicit offsets, from the log files when memory no longer holds them. */
 export const JobPeek = request<JobPeekResult>()('job/peek', (z) =>
   sessionJob(z).extend({
-    stdoutOffset: z.number().int().nonnegative({ error: 'must be a non-negative integer' }).optional(),
-    stderrOffset: z.number().int().nonnegative({ error: 'must be a non-negative integer' }).optional(),
+    stdoutOffset: byteOffset(z).optional(),
+    stderrOffset: byteOffset(z).optional(),
+    maxBytes: pageBytes().optional(),
   }),
 );
 
@@ -154,6 +178,23 @@ export const JobList = request<JobSnapshot[]>()('job/list', (z) =>
 
 /** `job/release`: kill if running, forget, delete files. */
 export const JobRelease = request<{ released: true }>()('job/release', sessionJob);
+
+/** `job/clean`: release every settled job of one session, or of every session. */
+export const JobClean = request<JobCleanResult>()('job/clean', (z) =>
+  z.union([z.strictObject({ sessionId: sessionIdSchema() }), z.strictObject({ all: z.literal(true) })], {
+    error: 'must be { sessionId } or { all: true }',
+  }),
+);
+
+/** `output/read`: one page of a spill or log file the daemon reported to the session (SPEC §10). */
+export const OutputRead = request<OutputReadResult>()('output/read', (z) =>
+  z.strictObject({
+    sessionId: sessionIdSchema(),
+    path: absolutePath(),
+    offset: byteOffset(z).optional(),
+    maxBytes: pageBytes().optional(),
+  }),
+);
 
 /** `config/get`. */
 export const ConfigGet = request<Config>()('config/get', empty);
@@ -198,6 +239,8 @@ export const ALL_REQUESTS = [
   JobKill,
   JobList,
   JobRelease,
+  JobClean,
+  OutputRead,
   ConfigGet,
   ConfigSet,
   DaemonStatus,

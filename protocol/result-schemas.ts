@@ -38,12 +38,14 @@ export const jobSnapshotSchema = lazySchema((z) =>
     stdoutBytes: z.number(),
     stderrBytes: z.number(),
     sandbox: sandboxReportSchema().optional(),
+    stdoutPath: z.string().optional(),
+    stderrPath: z.string().optional(),
   }),
 );
 
 /** The schema of one stream of `job/peek`. */
 export const peekedStreamSchema = lazySchema((z) =>
-  z.object({ text: z.string(), nextOffset: z.number(), lossy: z.boolean() }),
+  z.object({ text: z.string(), offset: z.number(), nextOffset: z.number(), lossy: z.boolean() }),
 );
 
 /** The schema of a `ShellRunResult`. */
@@ -62,6 +64,11 @@ export const shellRunResultSchema = lazySchema((z) =>
   }),
 );
 
+/** The schema of one stream's part of a `job/read`. */
+export const readStreamSchema = lazySchema((z) =>
+  z.object({ text: z.string(), from: z.number(), offset: z.number(), nextOffset: z.number() }),
+);
+
 /** The schema of a `JobReadResult`. */
 export const jobReadResultSchema = lazySchema((z) =>
   z.object({
@@ -69,6 +76,8 @@ export const jobReadResultSchema = lazySchema((z) =>
     lossy: z.boolean(),
     stdoutSpillPath: z.string().optional(),
     stderrSpillPath: z.string().optional(),
+    stdout: readStreamSchema(),
+    stderr: readStreamSchema(),
     job: jobSnapshotSchema(),
   }),
 );

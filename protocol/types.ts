@@ -78,6 +78,10 @@ export interface JobSnapshot {
   reported: boolean;
   stdoutBytes: number;
   stderrBytes: number;
+  /** The stdout log file, readable with `output/read`; absent once it passed `maxSpillBytes` or was removed. */
+  stdoutPath?: string;
+  /** The stderr log file, as `stdoutPath`. */
+  stderrPath?: string;
   sandbox?: SandboxReport;
 }
 
@@ -114,6 +118,18 @@ export interface ShellStartResult {
   startedAt: string;
 }
 
+/** One stream's part of a `job/read`. */
+export interface ReadStream {
+  /** The new text of this stream alone. */
+  text: string;
+  /** Whole-stream byte offset where this read began: the reader's position before it. */
+  from: number;
+  /** Whole-stream byte offset where `text` starts: `from`, unless the read was lossy (then later). */
+  offset: number;
+  /** Whole-stream byte offset where the next read starts. */
+  nextOffset: number;
+}
+
 /** Reply to `job/read`: what is new since the last read. */
 export interface JobReadResult {
   /** New stdout, then `[stderr]\n` and new stderr when there is any (SPEC §1.6). */
@@ -122,15 +138,20 @@ export interface JobReadResult {
   lossy: boolean;
   stdoutSpillPath?: string;
   stderrSpillPath?: string;
+  /** The same new output, stream by stream (for clients that keep stdout and stderr apart). */
+  stdout: ReadStream;
+  stderr: ReadStream;
   job: JobSnapshot;
 }
 
 /** One stream of a `job/peek`. */
 export interface PeekedStream {
   text: string;
+  /** Whole-stream byte offset of the first byte of `text`. */
+  offset: number;
   /** Whole-stream byte offset to pass next time. */
   nextOffset: number;
-  /** True when bytes between the asked offset and the window were dropped from memory. */
+  /** True when bytes between the asked offset and `offset` are gone (the log file passed `maxSpillBytes`). */
   lossy: boolean;
 }
 
@@ -139,6 +160,26 @@ export interface JobPeekResult {
   stdout: PeekedStream;
   stderr: PeekedStream;
   job: JobSnapshot;
+}
+
+/** Reply to `output/read`: one page of a spill or log file. */
+export interface OutputReadResult {
+  /** The page, decoded; it never ends inside a character (unless the file itself does). */
+  text: string;
+  /** Byte offset of the page's first byte. */
+  offset: number;
+  /** Byte offset to pass next time: the end of the page, on a character boundary. */
+  nextOffset: number;
+  /** True when `nextOffset` is the end of the file as it is now (a running job's log may still grow). */
+  eof: boolean;
+  /** The file's size now, in bytes. */
+  size: number;
+}
+
+/** Reply to `job/clean`: the settled jobs released and the bytes of log files deleted. */
+export interface JobCleanResult {
+  released: number;
+  bytes: number;
 }
 
 /** One session in `daemon/status`. */

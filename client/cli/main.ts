@@ -53,6 +53,10 @@ const COMMANDS: Record<string, Command> = {
     summary: 'kill if running, forget a job, delete its files',
     load: async () => import('./release.js').then((m) => ({ help: m.RELEASE_HELP, run: m.releaseCommand })),
   },
+  clean: {
+    summary: 'release every ended job (--all: of every session)',
+    load: async () => import('./clean.js').then((m) => ({ help: m.CLEAN_HELP, run: m.cleanCommand })),
+  },
   status: {
     summary: "show the daemon's state",
     load: async () => import('./status.js').then((m) => ({ help: m.STATUS_HELP, run: m.statusCommand })),

@@ -1,5 +1,6 @@
-/** `execd peek JOB`: the job's output at explicit offsets, without consuming anything. */
-import { JobPeek } from '../../protocol/methods.js';
+/** `execd peek JOB`: the job's output from explicit offsets, without consuming anything. */
+import { JobPeek, MAX_PAGE_BYTES } from '../../protocol/methods.js';
+import type { JobPeekResult } from '../../protocol/types.js';
 import { commandHelp, endpointOf, ENDPOINT_OPTIONS, parseCommand, type CommandRunner } from './args.js';
 import { usageError } from './errors.js';
 import { inSession, jobIdArgument, SESSION_HELP, SESSION_OPTION } from './session.js';
@@ -7,15 +8,17 @@ import { inSession, jobIdArgument, SESSION_HELP, SESSION_OPTION } from './sessio
 /** Help text of `execd peek`. */
 export const PEEK_HELP = commandHelp({
   usage: 'peek JOB [--stdout-offset N] [--stderr-offset N] [--session ID] [--json]',
-  about: `Prints JOB's stdout (to stdout) and stderr (to stderr) from the given byte offsets, as far as
-the daemon still holds them in memory, without consuming: a later 'execd read' still gets it all.`,
+  about: `Prints JOB's stdout (to stdout) and stderr (to stderr) from the given byte offsets up to what
+it had written when peek began, read from its log files page by page, without consuming: a later
+'execd read' still gets it all. Only output past maxSpillBytes (whose log file was deleted) can be
+missing; peek then says so on stderr.`,
   options: [
     SESSION_HELP,
     '  --stdout-offset N  whole-stream byte offset to start stdout at (default: 0)',
     '  --stderr-offset N  whole-stream byte offset to start stderr at (default: 0)',
-    '  --json             print { stdout, stderr, job } with the next offsets as JSON',
+    '  --json             print one page { stdout, stderr, job } with the next offsets as JSON',
   ],
-  examples: ['execd peek bash-1'],
+  examples: ['execd peek bash-1', 'execd peek --json --stdout-offset 1048576 bash-1'],
 });
 
 function offset(flag: string, raw: string | undefined): number | undefined {
@@ -42,19 +45,32 @@ export const peekCommand: CommandRunner = async (argv, globals) => {
   });
   const jobId = jobIdArgument('peek', positionals);
   const sessionId = values.session!;
-  const stdoutOffset = offset('--stdout-offset', values['stdout-offset']);
-  const stderrOffset = offset('--stderr-offset', values['stderr-offset']);
-  const peeked = await inSession(endpointOf(values, globals), sessionId, (client) =>
-    client.call(JobPeek, { sessionId, jobId, stdoutOffset, stderrOffset }),
-  );
-  if (values.json) {
-    process.stdout.write(`${JSON.stringify(peeked, null, 2)}\n`);
+  const next = {
+    stdout: offset('--stdout-offset', values['stdout-offset']) ?? 0,
+    stderr: offset('--stderr-offset', values['stderr-offset']) ?? 0,
+  };
+  return inSession(endpointOf(values, globals), sessionId, async (client) => {
+    const peek = (maxBytes?: number): Promise<JobPeekResult> =>
+      client.call(JobPeek, { sessionId, jobId, stdoutOffset: next.stdout, stderrOffset: next.stderr, maxBytes });
+    if (values.json) {
+      process.stdout.write(`${JSON.stringify(await peek(), null, 2)}\n`);
+      return 0;
+    }
+    let lossy = false;
+    let end: { stdout: number; stderr: number } | undefined;
+    for (;;) {
+      const page = await peek(MAX_PAGE_BYTES);
+      // The end is what the job had written at the first page: a running job would never let peek finish.
+      end ??= { stdout: page.job.stdoutBytes, stderr: page.job.stderrBytes };
+      process.stdout.write(page.stdout.text);
+      process.stderr.write(page.stderr.text);
+      lossy ||= page.stdout.lossy || page.stderr.lossy;
+      const moved = page.stdout.nextOffset !== next.stdout || page.stderr.nextOffset !== next.stderr;
+      next.stdout = page.stdout.nextOffset;
+      next.stderr = page.stderr.nextOffset;
+      if (!moved || (next.stdout >= end.stdout && next.stderr >= end.stderr)) break;
+    }
+    if (lossy) process.stderr.write('[some output passed maxSpillBytes and is lost: its log file was deleted]\n');
     return 0;
-  }
-  process.stdout.write(peeked.stdout.text);
-  process.stderr.write(peeked.stderr.text);
-  if (peeked.stdout.lossy || peeked.stderr.lossy) {
-    process.stderr.write("[the start of this output was dropped from memory; the job's log files hold all of it]\n");
-  }
-  return 0;
+  });
 };

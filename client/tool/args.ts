@@ -147,6 +147,39 @@ export const jobArgsSchema = lazySchema((z) =>
   ),
 );
 
+/** The longest `wait_ms` the daemon accepts; a longer one is capped to it. */
+export const MAX_WAIT_MS = 30_000;
+
+/** The schema of `job_output`: a job id and an optional wait (built on first use). */
+export const jobOutputArgsSchema = lazySchema((z) => {
+  const message = (issue: { input: unknown }) =>
+    `invalid wait_ms: expected a positive number, got ${describeValue(issue.input)}`;
+  return jobArgsSchema().extend({
+    wait_ms: z
+      .number({ error: message })
+      .positive({ error: message })
+      .refine(Number.isFinite, { error: message })
+      .optional()
+      .describe(
+        `Wait up to this many milliseconds (at most ${MAX_WAIT_MS}) for new output when there is none yet; ` +
+          'returns as soon as output arrives or the job ends.',
+      ),
+  });
+});
+
+/** The schema of `job_list`: no arguments. */
+export const jobListArgsSchema = lazySchema((z) =>
+  z.object({}, { error: (issue) => `invalid arguments: expected an object, got ${describeValue(issue.input)}` }),
+);
+
+/** Validates the arguments of `job_output`; `wait_ms` above the daemon's maximum is capped. */
+export function validateJobOutputArgs(args: unknown): Validated<{ job_id: string; wait_ms?: number }> {
+  const parsed = jobOutputArgsSchema().safeParse(args);
+  if (!parsed.success) return { ok: false, message: parsed.error.issues[0]!.message };
+  const { job_id, wait_ms } = parsed.data;
+  return { ok: true, args: wait_ms === undefined ? { job_id } : { job_id, wait_ms: Math.min(wait_ms, MAX_WAIT_MS) } };
+}
+
 /** Validates the arguments of a job tool. */
 export function validateJobArgs(args: unknown): Validated<{ job_id: string }> {
   const parsed = jobArgsSchema().safeParse(args);

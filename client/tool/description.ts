@@ -99,20 +99,26 @@ export function toolDescription(flavor: ShellFlavor, options: DescriptionOptions
     lines.push(
       '- `run_in_background: true` starts the command as a background job and returns ' +
         '`started background job <id>` at once. Background jobs have no timeout. `job_output` returns what ' +
-        'the job printed since the last read; `job_kill` stops it. You are told when a job finishes. ' +
-        'Use it for servers and watchers, not to wait on a command that ends.',
+        'the job printed since the last read; to wait for its next output, pass `wait_ms` (up to 30000) ' +
+        'instead of calling it again and again. `job_list` lists your jobs; `job_kill` stops one. You are ' +
+        'told when a job finishes. Use it for servers and watchers, not to wait on a command that ends.',
     );
   }
   if (options.sandbox) lines.push(...sandboxLines(flavor, options.sandbox, options.escalation));
   return lines.join('\n');
 }
 
-/** The system-prompt section of a shell tool (SPEC §3.3). */
-export function systemPromptSection(flavor: ShellFlavor): SystemPromptSection {
+/** The system-prompt sentence about waiting on background jobs, present when they are enabled. */
+export const WAIT_PROMPT =
+  'To wait for a background job, call job_output with wait_ms (up to 30000) rather than polling it or running sleep.';
+
+/** The system-prompt section of a shell tool (SPEC §3.3); with background jobs, one sentence on waiting. */
+export function systemPromptSection(flavor: ShellFlavor, options: { background?: boolean } = {}): SystemPromptSection {
+  const check = `Check the [exit code: N] marker on every ${flavor.name} result; investigate failures before moving on.`;
   return {
     name: `tool:${flavor.name}`,
     order: 105,
-    text: `Check the [exit code: N] marker on every ${flavor.name} result; investigate failures before moving on.`,
+    text: options.background ? `${check} ${WAIT_PROMPT}` : check,
   };
 }
 
@@ -120,8 +126,16 @@ export function systemPromptSection(flavor: ShellFlavor): SystemPromptSection {
 export const JOB_OUTPUT_DESCRIPTION =
   'Returns what a background job printed since the last read (each read returns only new output), then its ' +
   'state, e.g. `[job bash-3: running]`; once it finished, its exit marker follows as for a foreground call. ' +
+  'With `wait_ms` (at most 30000), when nothing new is there yet it waits until output arrives, the job ' +
+  'ends, or `wait_ms` passes: use it to wait for a server to come up or a build to progress, rather than ' +
+  'calling job_output in a loop or running `sleep`. ' +
   'If the reader fell behind, `[some output was dropped from memory; full output: <paths>]` names files that ' +
   'hold everything.';
+
+/** The description of `job_list`. */
+export const JOB_LIST_DESCRIPTION =
+  "Lists this session's background jobs, one line each: id, status (running, completed, killed, failed), " +
+  'exit facts (e.g. `exit code: 0`) and command. Use it to find a job id again or to see which jobs still run.';
 
 /** The description of `job_kill`. */
 export const JOB_KILL_DESCRIPTION =

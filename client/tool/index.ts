@@ -11,7 +11,14 @@ import { renderJobExited } from '../render.js';
 import { BASH_FLAVOR, PWSH_FLAVOR, systemPromptSection, type ShellFlavor } from './description.js';
 import { resolveDshHome } from './dsh-home.js';
 import type { ApproveEscalation } from './escalation.js';
-import { createJobKillTool, createJobOutputTool, type JobKillDetails, type JobOutputDetails } from './job-tools.js';
+import {
+  createJobKillTool,
+  createJobListTool,
+  createJobOutputTool,
+  type JobKillDetails,
+  type JobListDetails,
+  type JobOutputDetails,
+} from './job-tools.js';
 import { argsConfigOf, createShellTool, type ShellToolDetails } from './shell-tool.js';
 import type { JobNotice, ModelTool, SystemPromptSection, ToolSession } from './types.js';
 
@@ -46,6 +53,7 @@ export interface ShellTools {
   /** Present when background runs are enabled. */
   jobOutput?: ModelTool<JobOutputDetails>;
   jobKill?: ModelTool<JobKillDetails>;
+  jobList?: ModelTool<JobListDetails>;
   /** Every tool to register, shell first. */
   tools: ModelTool[];
   systemPrompt: SystemPromptSection;
@@ -93,12 +101,19 @@ export async function createShellTools(options: ShellToolsOptions): Promise<Shel
   const jobOptions = { client, sessionId: session.id, escalation };
   const jobOutput = background ? createJobOutputTool(jobOptions) : undefined;
   const jobKill = background ? createJobKillTool(jobOptions) : undefined;
+  const jobList = background ? createJobListTool(jobOptions) : undefined;
   return {
     shell,
     jobOutput,
     jobKill,
-    tools: [shell, ...(jobOutput ? [jobOutput] : []), ...(jobKill ? [jobKill] : [])] as ModelTool[],
-    systemPrompt: systemPromptSection(flavor),
+    jobList,
+    tools: [
+      shell,
+      ...(jobOutput ? [jobOutput] : []),
+      ...(jobKill ? [jobKill] : []),
+      ...(jobList ? [jobList] : []),
+    ] as ModelTool[],
+    systemPrompt: systemPromptSection(flavor, { background }),
     dshHome,
     dispose: () => subscription.dispose(),
   };
@@ -111,4 +126,4 @@ export { BASH_FLAVOR, PWSH_FLAVOR, toolDescription, systemPromptSection } from '
 export { ESCALATION_TARGETS } from '../../protocol/sandbox.js';
 export type { ApproveEscalation, EscalationRequest } from './escalation.js';
 export * from './types.js';
-export type { ShellToolDetails, JobOutputDetails, JobKillDetails };
+export type { ShellToolDetails, JobOutputDetails, JobKillDetails, JobListDetails };

@@ -5,6 +5,7 @@ import { daemonHandlers } from './daemon.js';
 import { initializeHandlers } from './initialize.js';
 import { renderHandlers } from './render.js';
 import { jobHandlers } from './job.js';
+import { outputHandlers } from './output.js';
 import { sessionHandlers } from './session.js';
 import { shellHandlers } from './shell.js';
 
@@ -14,6 +15,7 @@ export const HANDLERS: readonly HandlerEntry[] = [
   ...sessionHandlers,
   ...shellHandlers,
   ...jobHandlers,
+  ...outputHandlers,
   ...configHandlers,
   ...daemonHandlers,
   ...renderHandlers,

@@ -3,12 +3,23 @@
  * release it. Only connections that opened a job's owner session may touch it.
  */
 import { BACKGROUND_DISABLED_MESSAGE, ExecdError } from '../../protocol/errors.js';
-import { JobKill, JobList, JobPeek, JobRead, JobRelease, JobWait, ShellStart } from '../../protocol/methods.js';
+import {
+  JobClean,
+  JobKill,
+  JobList,
+  JobPeek,
+  JobRead,
+  JobRelease,
+  JobWait,
+  ShellStart,
+} from '../../protocol/methods.js';
 import { handler, type HandlerContext } from '../handler.js';
 import type { Job } from '../jobs/job.js';
-import { killJob, releaseJob, settledWithin } from '../jobs/job-control.js';
-import { peekJob, readJob } from '../jobs/job-reads.js';
+import { cleanJobs, killJob, releaseJob, settledWithin } from '../jobs/job-control.js';
+import { emptyRead, peekJob, readJob } from '../jobs/job-reads.js';
 import { planJobLaunch } from '../jobs/launch-plan.js';
+import { waitForOutput } from '../jobs/read-wait.js';
+import { recordReportedOutputs } from '../output-files.js';
 import { startJob } from '../jobs/start-job.js';
 import { sessionSpillDir } from '../session-lifecycle.js';
 import { checkSpawnLimits, confineSpec, resolveRequest } from './shell.js';
@@ -49,9 +60,17 @@ export const jobHandlers = [
     return { jobId: job.id, pid: job.pid, startedAt: job.identity.startedAt.toISOString() };
   }),
 
-  handler(JobRead, (params, ctx) => {
+  handler(JobRead, async (params, ctx) => {
     const job = ownedJob(params, ctx);
     if (job instanceof ExecdError) return job;
+    if (params.waitMs !== undefined) {
+      // A token cancelled before it was first read never fires its event: check it first.
+      if (!ctx.token.isCancellationRequested) {
+        await waitForOutput(job, params.waitMs, (listener) => ctx.token.onCancellationRequested(listener));
+      }
+      // A caller that cancelled or went away while waiting would never see what a read consumes.
+      if (ctx.token.isCancellationRequested || ctx.conn.closed) return emptyRead(job);
+    }
     const before = job.cursor;
     const result = readJob(job);
     if (job.cursor.stdout !== before.stdout || job.cursor.stderr !== before.stderr) ctx.daemon.jobs.recordCursor(job);
@@ -60,7 +79,7 @@ export const jobHandlers = [
 
   handler(JobPeek, (params, ctx) => {
     const job = ownedJob(params, ctx);
-    return job instanceof ExecdError ? job : peekJob(job, params);
+    return job instanceof ExecdError ? job : peekJob(job, params, ctx.daemon.config.get().maxOutputBytes);
   }),
 
   handler(JobWait, async (params, ctx) => {
@@ -86,7 +105,21 @@ export const jobHandlers = [
   handler(JobRelease, async (params, ctx) => {
     const job = ownedJob(params, ctx);
     if (job instanceof ExecdError) return job;
+    // Reading its files afterwards says they were removed, rather than that they were never reported.
+    recordReportedOutputs(ctx.daemon, job.ownerSession, Object.values(job.identity.logPaths));
     await releaseJob(ctx.daemon.jobs, job, ctx.daemon.config.get().graceMs);
     return { released: true as const };
+  }),
+
+  handler(JobClean, async (params, { daemon, conn }) => {
+    if ('sessionId' in params) {
+      const session = daemon.sessions.require(params.sessionId, conn);
+      if (session instanceof ExecdError) return session;
+    }
+    const settled = daemon.jobs
+      .list('sessionId' in params ? params.sessionId : undefined)
+      .filter((job) => job.isSettled);
+    for (const job of settled) recordReportedOutputs(daemon, job.ownerSession, Object.values(job.identity.logPaths));
+    return cleanJobs(daemon.jobs, settled);
   }),
 ];

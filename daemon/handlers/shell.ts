@@ -9,6 +9,7 @@ import type { DaemonContext } from '../context.js';
 import { handler, type HandlerContext } from '../handler.js';
 import { resolveSpec } from '../resolve.js';
 import { confine, type Confinement } from '../sandbox/runner.js';
+import { recordReportedOutputs } from '../output-files.js';
 import { sessionSpillDir } from '../session-lifecycle.js';
 
 /** Resolves a request against its session; SESSION_NOT_FOUND when this connection has not opened it. */
@@ -97,6 +98,9 @@ export const shellHandlers = [
     daemon.runs.add({ sessionId: params.sessionId, owner: conn, controller, done });
     const result = await done;
     cancel.dispose();
+    if (!(result instanceof ExecdError)) {
+      recordReportedOutputs(daemon, params.sessionId, [result.stdout.spillPath, result.stderr.spillPath]);
+    }
     return result;
   }),
 ];

@@ -2,7 +2,7 @@
  * Ending jobs from outside: `job/kill`, `job/release`, a closed session, and shutdown. Each
  * resolves only once the process trees are gone.
  */
-import { rm } from 'node:fs/promises';
+import { rm, stat } from 'node:fs/promises';
 import { MAX_TIMER_MS } from '../../protocol/config.js';
 import type { Job } from './job.js';
 import type { JobTable } from './job-table.js';
@@ -31,6 +31,33 @@ export async function releaseJob(table: JobTable, job: Job, graceMs: number): Pr
   await killJob(job, graceMs);
   table.forget(job);
   await deleteJobFiles(job);
+}
+
+/** Size of a file, 0 when it is gone. */
+async function sizeOf(path: string): Promise<number> {
+  try {
+    return (await stat(path)).size;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * `job/clean`: releases settled jobs at once (forgets them, deletes their log files); resolves
+ * with how many and the bytes their files held.
+ */
+export async function cleanJobs(table: JobTable, jobs: Job[]): Promise<{ released: number; bytes: number }> {
+  const settled = jobs.filter((job) => job.isSettled);
+  const sizes = await Promise.all(
+    settled.map(async (job) => {
+      const { stdout, stderr } = job.identity.logPaths;
+      const bytes = (await sizeOf(stdout)) + (await sizeOf(stderr));
+      table.forget(job);
+      await deleteJobFiles(job);
+      return bytes;
+    }),
+  );
+  return { released: settled.length, bytes: sizes.reduce((sum, bytes) => sum + bytes, 0) };
 }
 
 /**

@@ -21,6 +21,34 @@ export interface JobStream {
   readonly logPath: string | undefined;
   /** The bytes from `from` to the end that the reading window still holds. */
   sliceFrom(from: number): StreamSlice;
+  /**
+   * At most `maxBytes` bytes from `from`: from the log file while it holds them (any offset), else
+   * from the window (lossy when `from` lies before it).
+   */
+  pageFrom(from: number, maxBytes: number): StreamSlice;
+}
+
+/**
+ * A page of a stream: `[from, from + maxBytes)` as the log file gives it (`fromFile` answers
+ * undefined when it cannot), else the start of the window slice.
+ */
+function page(
+  from: number,
+  maxBytes: number,
+  totalBytes: number,
+  fromFile: ((from: number, to: number) => Uint8Array | undefined) | undefined,
+  window: (from: number) => StreamSlice,
+): StreamSlice {
+  const start = Math.min(from, totalBytes);
+  const bytes = fromFile?.(start, Math.min(totalBytes, start + maxBytes));
+  if (bytes) return { bytes, offset: start, lossy: false };
+  const slice = window(from);
+  return { ...slice, bytes: slice.bytes.subarray(0, maxBytes) };
+}
+
+/** The whole range read, or undefined when the file holds fewer bytes (removed or cut). */
+function whole(bytes: Uint8Array, from: number, to: number): Uint8Array | undefined {
+  return bytes.length === to - from ? bytes : undefined;
 }
 
 /**
@@ -61,6 +89,13 @@ export class CapturedFileStream implements JobStream {
   sliceFrom(from: number): StreamSlice {
     return windowSlice(from, this.totalBytes, this.windowBytes, (start, end) => this.capture.read(start, end));
   }
+
+  pageFrom(from: number, maxBytes: number): StreamSlice {
+    // Once the file passed the cap its front is freed: only the window is still exact.
+    const fromFile =
+      this.capture.path === undefined ? undefined : (a: number, b: number) => whole(this.capture.read(a, b), a, b);
+    return page(from, maxBytes, this.totalBytes, fromFile, (start) => this.sliceFrom(start));
+  }
 }
 
 /** A settled stream whose file passed the cap: only its last bytes, kept in memory, remain. */
@@ -75,6 +110,10 @@ export class TailBytesStream implements JobStream {
   sliceFrom(from: number): StreamSlice {
     const tailStart = this.totalBytes - this.tail.length;
     return windowSlice(from, this.totalBytes, this.tail.length, (start) => this.tail.subarray(start - tailStart));
+  }
+
+  pageFrom(from: number, maxBytes: number): StreamSlice {
+    return page(from, maxBytes, this.totalBytes, undefined, (start) => this.sliceFrom(start));
   }
 }
 
@@ -92,6 +131,12 @@ export class CollectedStream implements JobStream {
 
   sliceFrom(from: number): StreamSlice {
     return this.collector.tail.sliceFrom(from);
+  }
+
+  pageFrom(from: number, maxBytes: number): StreamSlice {
+    const path = this.collector.spillPath;
+    const fromFile = path === undefined ? undefined : (a: number, b: number) => readRange(path, a, b);
+    return page(from, maxBytes, this.totalBytes, fromFile, (start) => this.sliceFrom(start));
   }
 }
 
@@ -116,6 +161,12 @@ export class LogFileStream implements JobStream {
       path === undefined ? undefined : readRange(path, start, end),
     );
   }
+
+  pageFrom(from: number, maxBytes: number): StreamSlice {
+    const { path } = this;
+    const fromFile = path === undefined ? undefined : (a: number, b: number) => readRange(path, a, b);
+    return page(from, maxBytes, this.totalBytes, fromFile, (start) => this.sliceFrom(start));
+  }
 }
 
 /** Size of a file, or undefined when it does not exist. */
@@ -136,8 +187,7 @@ function readRange(path: string, from: number, to: number): Uint8Array | undefin
     return undefined;
   }
   try {
-    const bytes = readAt(fd, from, to);
-    return bytes.length === to - from ? bytes : undefined;
+    return whole(readAt(fd, from, to), from, to);
   } finally {
     closeSync(fd);
   }

@@ -117,6 +117,9 @@ export class Job {
       stdoutBytes: this.streams.stdout.totalBytes,
       stderrBytes: this.streams.stderr.totalBytes,
     };
+    const { stdout, stderr } = this.streams;
+    if (stdout.logPath !== undefined) snapshot.stdoutPath = stdout.logPath;
+    if (stderr.logPath !== undefined) snapshot.stderrPath = stderr.logPath;
     if (this.detail !== undefined) snapshot.detail = this.detail;
     if (this.finishedAt) snapshot.finishedAt = this.finishedAt.toISOString();
     if (this.sandbox) snapshot.sandbox = this.sandbox;

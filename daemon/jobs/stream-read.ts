@@ -13,9 +13,14 @@ export interface StreamSlice {
   lossy: boolean;
 }
 
+/** The smallest page worth reading: a page of 4 bytes always holds a whole character or an invalid byte. */
+export const MIN_PAGE_BYTES = 4;
+
 /** Decoded text of a slice and the offset a next read starts from. */
 export interface StreamText {
   text: string;
+  /** Whole-stream offset of the first byte of `text`. */
+  offset: number;
   nextOffset: number;
   lossy: boolean;
 }
@@ -30,9 +35,19 @@ export function decodeSlice(slice: StreamSlice, complete: boolean): StreamText {
   const end = complete ? slice.bytes.length : Math.max(skip, completePrefixLength(slice.bytes));
   return {
     text: decodeUtf8(slice.bytes.subarray(skip, end)),
+    offset: slice.offset + skip,
     nextOffset: slice.offset + end,
     lossy: slice.lossy,
   };
+}
+
+/**
+ * Decodes a page of a file read at `offset`: it starts on a character boundary (continuation bytes
+ * of a character cut at its front are skipped) and ends on one unless `complete` (the file's end,
+ * and nothing writes it any more). A page of at least `MIN_PAGE_BYTES` always moves forward.
+ */
+export function decodePage(bytes: Uint8Array, offset: number, complete: boolean): StreamText {
+  return decodeSlice({ bytes, offset, lossy: offset > 0 }, complete);
 }
 
 /**
@@ -51,20 +66,32 @@ export interface ReadCursor {
   stderr: number;
 }
 
+/** One stream's share of a consuming read. */
+export interface ConsumedStream {
+  text: string;
+  offset: number;
+  nextOffset: number;
+}
+
 /** The outcome of one consuming read: the delta, whether bytes were lost, and the advanced cursor. */
 export interface ConsumedRead {
   delta: string;
   lossy: boolean;
   cursor: ReadCursor;
+  stdout: ConsumedStream;
+  stderr: ConsumedStream;
 }
 
 /** Consumes both streams' slices (taken at the cursor) and formats the delta. */
 export function consumeSlices(stdout: StreamSlice, stderr: StreamSlice, complete: boolean): ConsumedRead {
   const out = decodeSlice(stdout, complete);
   const err = decodeSlice(stderr, complete);
+  const part = ({ text, offset, nextOffset }: StreamText) => ({ text, offset, nextOffset });
   return {
     delta: formatDelta(out.text, err.text),
     lossy: out.lossy || err.lossy,
     cursor: { stdout: out.nextOffset, stderr: err.nextOffset },
+    stdout: part(out),
+    stderr: part(err),
   };
 }

@@ -49,7 +49,8 @@ describe('execd job subcommands', { timeout: 180_000 }, () => {
     expect(follow.proc.exitCode).toBeNull();
     writeFileSync(go, '');
     const result = await follow.done;
-    expect(result).toMatchObject({ code: 3, stdout: 'begin\n[stderr]\noops\n', stderr: '[exit code: 3]\n' });
+    // stdout to stdout, stderr to stderr, the marker last.
+    expect(result).toMatchObject({ code: 3, stdout: 'begin\n', stderr: 'oops\n[exit code: 3]\n' });
   });
 
   it("jobs lists real jobs: the session's as a table, --all across sessions, --json", async () => {

@@ -205,7 +205,8 @@ describe('parseExitStatus', () => {
 });
 
 function read(overrides: Partial<JobReadResult> = {}): JobReadResult {
-  return { delta: '', lossy: false, job: job(), ...overrides };
+  const none = { text: '', from: 0, offset: 0, nextOffset: 0 };
+  return { delta: '', lossy: false, stdout: none, stderr: none, job: job(), ...overrides };
 }
 
 describe('renderProcessRead', () => {

@@ -253,6 +253,7 @@ describe('background jobs', () => {
     expect((await client.call(JobRead, { sessionId: 's1', jobId })).delta).toBe('a');
     expect((await client.call(JobPeek, { sessionId: 's1', jobId })).stdout).toEqual({
       text: 'a',
+      offset: 0,
       nextOffset: 1,
       lossy: false,
     });
@@ -268,8 +269,8 @@ describe('background jobs', () => {
     const { jobId } = await client.call(ShellStart, { sessionId: 's1', command: 'echo hello; echo world >&2' });
     await waitJob(client, 's1', jobId);
     const peek = await client.call(JobPeek, { sessionId: 's1', jobId, stdoutOffset: 2 });
-    expect(peek.stdout).toEqual({ text: 'llo\n', nextOffset: 6, lossy: false });
-    expect(peek.stderr).toEqual({ text: 'world\n', nextOffset: 6, lossy: false });
+    expect(peek.stdout).toEqual({ text: 'llo\n', offset: 2, nextOffset: 6, lossy: false });
+    expect(peek.stderr).toEqual({ text: 'world\n', offset: 0, nextOffset: 6, lossy: false });
     const atEnd = await client.call(JobPeek, { sessionId: 's1', jobId, stdoutOffset: 6, stderrOffset: 6 });
     expect(atEnd.stdout.text + atEnd.stderr.text).toBe('');
     expect((await client.call(JobRead, { sessionId: 's1', jobId })).delta).toBe('hello\n[stderr]\nworld\n');

@@ -11,12 +11,14 @@ import {
   ConfigGet,
   ConfigSet,
   DaemonStatus,
+  JobClean,
   JobKill,
   JobList,
   JobPeek,
   JobRead,
   JobRelease,
   JobWait,
+  OutputRead,
   RenderJobRead,
   RenderResult,
   SessionClose,
@@ -70,9 +72,11 @@ describe('the protocol schema', () => {
     await call(JobPeek, { sessionId, jobId });
     await call(JobKill, { sessionId, jobId });
     await call(JobWait, { sessionId, jobId });
-    const read = await call(JobRead, { sessionId, jobId });
+    const read = await call(JobRead, { sessionId, jobId, waitMs: 100 });
+    await call(OutputRead, { sessionId, path: read.job.stdoutPath!, maxBytes: 4 });
     await call(JobList, { sessionId });
     await call(JobRelease, { sessionId, jobId });
+    await call(JobClean, { sessionId });
     await call(ConfigGet, {});
     await call(ConfigSet, { patch: { graceMs: 2000 } });
     await call(DaemonStatus, {});

@@ -40,7 +40,7 @@ describe('the pwsh tool', () => {
   it('is named pwsh, describes PowerShell syntax, and has its own system-prompt section', async () => {
     const { tools } = await pwshTools();
     expect(tools.shell.name).toBe('pwsh');
-    expect(tools.tools.map((tool) => tool.name)).toEqual(['pwsh', 'job_output', 'job_kill']);
+    expect(tools.tools.map((tool) => tool.name)).toEqual(['pwsh', 'job_output', 'job_kill', 'job_list']);
     expect(tools.shell.description).toContain('pwsh -NoProfile -NonInteractive -Command');
     expect(tools.shell.description).toContain('$env:DSH_SESSION_ID');
     expect(tools.shell.description).toContain('Get-Content');
@@ -48,7 +48,9 @@ describe('the pwsh tool', () => {
     expect(tools.systemPrompt).toEqual({
       name: 'tool:pwsh',
       order: 105,
-      text: 'Check the [exit code: N] marker on every pwsh result; investigate failures before moving on.',
+      text:
+        'Check the [exit code: N] marker on every pwsh result; investigate failures before moving on. ' +
+        'To wait for a background job, call job_output with wait_ms (up to 30000) rather than polling it or running sleep.',
     });
   });
 

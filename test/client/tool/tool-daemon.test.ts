@@ -177,7 +177,7 @@ describe('background jobs through the tool', () => {
       session: { id: 's1', cwd: daemon.dir },
       onJobExited: (notice) => notices.push(notice),
     });
-    expect(tools.tools.map((tool) => tool.name)).toEqual(['bash', 'job_output', 'job_kill']);
+    expect(tools.tools.map((tool) => tool.name)).toEqual(['bash', 'job_output', 'job_kill', 'job_list']);
     const command = 'for i in 1 2 3; do echo tick $i; sleep 0.1; done; echo warn >&2; exit 3';
     const started = await tools.shell.execute({ command, description: 'Tick three times', run_in_background: true });
     expect(started.text).toMatch(/^started background job bash-\d+$/);

@@ -1,6 +1,6 @@
 /** The pure arithmetic of job reads: UTF-8-safe slices, the `[stderr]` delta, the consuming cursor. */
 import { describe, expect, it } from 'vitest';
-import { consumeSlices, decodeSlice, formatDelta } from '../../../daemon/jobs/stream-read.js';
+import { consumeSlices, decodePage, decodeSlice, formatDelta } from '../../../daemon/jobs/stream-read.js';
 import { TailBuffer } from '../../../spill/tail-buffer.js';
 
 const bytes = (text: string) => Buffer.from(text, 'utf8');
@@ -9,17 +9,17 @@ describe('decodeSlice', () => {
   it('holds back an incomplete trailing character while the stream can grow', () => {
     const euro = bytes('€'); // e2 82 ac
     const slice = { bytes: Buffer.concat([bytes('ab'), euro.subarray(0, 2)]), offset: 10, lossy: false };
-    expect(decodeSlice(slice, false)).toEqual({ text: 'ab', nextOffset: 12, lossy: false });
+    expect(decodeSlice(slice, false)).toEqual({ text: 'ab', offset: 10, nextOffset: 12, lossy: false });
   });
 
   it('delivers everything once the stream is complete, invalid bytes as U+FFFD', () => {
     const slice = { bytes: Buffer.from([0x61, 0xe2, 0x82]), offset: 0, lossy: false };
-    expect(decodeSlice(slice, true)).toEqual({ text: 'a\uFFFD', nextOffset: 3, lossy: false });
+    expect(decodeSlice(slice, true)).toEqual({ text: 'a\uFFFD', offset: 0, nextOffset: 3, lossy: false });
   });
 
   it('skips the tail of a character cut at the front of a lossy slice', () => {
     const slice = { bytes: Buffer.concat([bytes('€').subarray(1), bytes('x')]), offset: 5, lossy: true };
-    expect(decodeSlice(slice, false)).toEqual({ text: 'x', nextOffset: 8, lossy: true });
+    expect(decodeSlice(slice, false)).toEqual({ text: 'x', offset: 7, nextOffset: 8, lossy: true });
   });
 
   it('never drops continuation-looking bytes at the front of a slice that lost nothing (binary output)', () => {
@@ -86,10 +86,41 @@ describe('consumeSlices over a growing stream', () => {
     const stderr = new TailBuffer(8);
     stdout.append(bytes('0123456789abcdef'));
     const lossy = consumeSlices(stdout.sliceFrom(0), stderr.sliceFrom(0), false);
-    expect(lossy).toEqual({ delta: '89abcdef', lossy: true, cursor: { stdout: 16, stderr: 0 } });
+    expect(lossy).toMatchObject({ delta: '89abcdef', lossy: true, cursor: { stdout: 16, stderr: 0 } });
+    // Stream by stream: stdout's text starts at the window (8), past the reader's position.
+    expect(lossy.stdout).toEqual({ text: '89abcdef', offset: 8, nextOffset: 16 });
+    expect(lossy.stderr).toEqual({ text: '', offset: 0, nextOffset: 0 });
     stdout.append(bytes('gh'));
     stderr.append(bytes('E'));
     const next = consumeSlices(stdout.sliceFrom(lossy.cursor.stdout), stderr.sliceFrom(lossy.cursor.stderr), true);
-    expect(next).toEqual({ delta: 'gh\n[stderr]\nE', lossy: false, cursor: { stdout: 18, stderr: 1 } });
+    expect(next).toMatchObject({ delta: 'gh\n[stderr]\nE', lossy: false, cursor: { stdout: 18, stderr: 1 } });
+    expect(next.stderr).toEqual({ text: 'E', offset: 0, nextOffset: 1 });
+  });
+});
+
+describe('decodePage', () => {
+  const text = bytes('a€b€');
+  it('ends a page before a character it would cut, unless the file ended and nothing writes it', () => {
+    expect(decodePage(text.subarray(0, 3), 0, false)).toEqual({ text: 'a', offset: 0, nextOffset: 1, lossy: false });
+    expect(decodePage(text.subarray(0, 3), 0, true)).toMatchObject({ text: 'a\uFFFD', nextOffset: 3 });
+  });
+
+  it('starts a page read inside a character at the next character', () => {
+    expect(decodePage(text.subarray(2, 6), 2, false)).toMatchObject({ text: 'b', offset: 4, nextOffset: 5 });
+  });
+
+  it('always moves forward with pages of 4 bytes, whatever the bytes', () => {
+    const samples = [bytes('€€€€'), bytes('😀😀'), Buffer.from([0xf0, 0x9f, 0x98, 0x80, 0xff, 0x80, 0x80, 0x80])];
+    for (const sample of samples) {
+      let offset = 0;
+      let decoded = '';
+      while (offset < sample.length) {
+        const page = decodePage(sample.subarray(offset, offset + 4), offset, offset + 4 >= sample.length);
+        expect(page.nextOffset).toBeGreaterThan(offset);
+        decoded += page.text;
+        offset = page.nextOffset;
+      }
+      expect(decoded).toBe(sample.toString('utf8'));
+    }
   });
 });

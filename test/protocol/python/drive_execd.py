@@ -67,9 +67,8 @@ def main():
     started = execd.call("shell/start", {"sessionId": "py", "command": "echo job-out; sleep 60"})["result"]
     out["shell_start"] = started
     job_id = started["jobId"]
-    read = {"delta": ""}
-    while "job-out" not in read["delta"]:
-        read = execd.call("job/read", {"sessionId": "py", "jobId": job_id})["result"]
+    # A waiting read: answered as soon as the job prints, no polling loop.
+    read = execd.call("job/read", {"sessionId": "py", "jobId": job_id, "waitMs": 20000})["result"]
     out["job_read"] = read
     out["job_kill"] = execd.call("job/kill", {"sessionId": "py", "jobId": job_id})["result"]
     out["job_wait"] = execd.call("job/wait", {"sessionId": "py", "jobId": job_id, "timeoutMs": 10000})["result"]

@@ -1,0 +1,50 @@
+/** `execd clean [--session ID | --all]`: release every settled job at once, like pueue's `clean`. */
+import { JobClean } from '../../protocol/methods.js';
+import { withClient } from './autostart.js';
+import { commandHelp, endpointOf, ENDPOINT_OPTIONS, parseCommand, type CommandRunner } from './args.js';
+import { openSession, SESSION_HELP, SESSION_OPTION } from './session.js';
+import { formatBytes } from './table.js';
+
+/** Help text of `execd clean`. */
+export const CLEAN_HELP = commandHelp({
+  usage: 'clean [--session ID | --all] [--json]',
+  about: `Releases every job of the session that has ended (completed, killed or failed): forgets it and
+deletes its log files, as 'execd release' does one by one. Running jobs are left alone. Prints how
+many jobs were released and how many bytes of log files were freed.`,
+  options: [
+    SESSION_HELP,
+    "  --all              every session's ended jobs",
+    '  --json             print { released, bytes } as JSON',
+  ],
+  examples: ['execd clean', 'execd clean --all'],
+});
+
+/** `1 job`, `3 jobs`. */
+function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? '' : 's'}`;
+}
+
+/** Runs `execd clean`. */
+export const cleanCommand: CommandRunner = async (argv, globals) => {
+  const { values } = parseCommand('clean', {
+    args: argv,
+    options: {
+      ...ENDPOINT_OPTIONS,
+      ...SESSION_OPTION,
+      all: { type: 'boolean', default: false },
+      json: { type: 'boolean', default: false },
+    },
+    strict: true,
+  });
+  const result = await withClient(endpointOf(values, globals), async (client) => {
+    if (values.all) return client.call(JobClean, { all: true });
+    await openSession(client, values.session!);
+    return client.call(JobClean, { sessionId: values.session! });
+  });
+  if (values.json) process.stdout.write(`${JSON.stringify(result)}\n`);
+  else {
+    const freed = `${formatBytes(result.bytes)} (${plural(result.bytes, 'byte')})`;
+    process.stdout.write(`released ${plural(result.released, 'job')}, freed ${freed}\n`);
+  }
+  return 0;
+};
