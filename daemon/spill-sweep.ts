@@ -129,13 +129,17 @@ export class SpillSweeper implements SpillUsage {
       this.again = true;
       return this.running;
     }
-    this.running = this.sweepOnce().finally(() => {
-      this.running = undefined;
-      if (this.again && !this.stopped) {
-        this.again = false;
-        void this.sweep();
-      }
-    });
+    // A sweep that fails keeps the last figures: every caller (timers included) gets a plan, never a rejection.
+    const failed = (): SweepPlan => ({ remove: [], keptBytes: this.usedBytes, keptFiles: 0 });
+    this.running = this.sweepOnce()
+      .catch(failed)
+      .finally(() => {
+        this.running = undefined;
+        if (this.again && !this.stopped) {
+          this.again = false;
+          void this.sweep();
+        }
+      });
     return this.running;
   }
 

@@ -57,7 +57,15 @@ function start(id: number, order: SpawnOrder): void {
     post({ t: 'error', id, message: 'cannot open the capture files' });
     return;
   }
-  const child = startChild({ ...order, files });
+  let child: ChildProcess;
+  try {
+    child = startChild({ ...order, files });
+  } catch (error) {
+    // `spawn` throws for arguments it refuses: report a failed spawn rather than end this process.
+    closeFiles(files);
+    post({ t: 'error', id, message: error instanceof Error ? error.message : String(error) });
+    return;
+  }
   // The child holds its own copies of the descriptors now.
   closeFiles(files);
   if (child.pid === undefined) {

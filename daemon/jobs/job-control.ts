@@ -2,7 +2,8 @@
  * Ending jobs from outside: `job/kill`, `job/release`, a closed session, and shutdown. Each
  * resolves only once the process trees are gone.
  */
-import { rm } from 'node:fs/promises';
+import { lstat, rm } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { MAX_TIMER_MS } from '../../protocol/config.js';
 import type { Job } from './job.js';
 import type { JobTable } from './job-table.js';
@@ -20,9 +21,17 @@ export async function killJob(job: Job, graceMs: number): Promise<boolean> {
   return job.status === 'killed';
 }
 
-/** Deletes a job's log files. */
+/**
+ * Deletes a job's log files, unless their directory is no longer a real directory: a symlink
+ * swapped in for the session's directory is never traversed (the files would be someone else's).
+ */
 export async function deleteJobFiles(job: Job): Promise<void> {
   const { logPaths } = job.identity;
+  const dirs = new Set([dirname(logPaths.stdout), dirname(logPaths.stderr)]);
+  for (const dir of dirs) {
+    const info = await lstat(dir).catch(() => undefined);
+    if (!info?.isDirectory()) return;
+  }
   await Promise.all([rm(logPaths.stdout, { force: true }), rm(logPaths.stderr, { force: true })]);
 }
 

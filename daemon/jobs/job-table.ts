@@ -51,11 +51,14 @@ export class JobTable {
   add(job: Job): void {
     this.jobs.set(job.id, job);
     this.record(job);
-    void job.settled.then(() => {
-      if (this.jobs.get(job.id) !== job) return;
-      this.record(job);
-      this.onSettled(job);
-    });
+    job.settled
+      .then(() => {
+        if (this.jobs.get(job.id) !== job) return;
+        this.record(job);
+        this.onSettled(job);
+      })
+      // A journal that cannot be written (a full disk) must not end the daemon from here.
+      .catch(() => {});
   }
 
   /** Journals a job's current state (after its pid, `reported` or settlement changed). */

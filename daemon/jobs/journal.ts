@@ -3,7 +3,7 @@
  * synchronously (so a `kill -9` loses nothing that was answered), compacted into one record per
  * job when it grows, so its size follows the table's, not its history.
  */
-import { closeSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { compactedEntries, replayJournal, type JournalEntry, type JournalState } from './journal-entries.js';
 
 /** Entries appended before a compaction is considered at all. */
@@ -46,8 +46,14 @@ export class JobJournal {
       .map((entry) => `${JSON.stringify(entry)}\n`)
       .join('');
     const tmp = `${this.path}.tmp`;
-    writeFileSync(tmp, text, { mode: 0o600 });
-    renameSync(tmp, this.path);
+    try {
+      writeFileSync(tmp, text, { mode: 0o600 });
+      renameSync(tmp, this.path);
+    } catch (error) {
+      // A full disk: no partial temp file stays behind; the journal itself is untouched.
+      rmSync(tmp, { force: true });
+      throw error;
+    }
     if (this.fd !== undefined) closeSync(this.fd);
     this.fd = openSync(this.path, 'a', 0o600);
     this.appended = 0;
