@@ -38,8 +38,20 @@ export async function deleteJobFiles(job: Job): Promise<void> {
 /** `job/release`: kills the job if it runs, forgets it and deletes its files. */
 export async function releaseJob(table: JobTable, job: Job, graceMs: number): Promise<void> {
   await killJob(job, graceMs);
-  table.forget(job);
+  forgetQuietly(table, job);
   await deleteJobFiles(job);
+}
+
+/**
+ * Forgets a job even when its journal record cannot be written (a full disk): the table drops it
+ * before journaling, and a release or session close must still finish its work.
+ */
+function forgetQuietly(table: JobTable, job: Job): void {
+  try {
+    table.forget(job);
+  } catch {
+    // The next compaction writes the table without it.
+  }
 }
 
 /**
@@ -48,7 +60,7 @@ export async function releaseJob(table: JobTable, job: Job, graceMs: number): Pr
  */
 export async function endSessionJobs(table: JobTable, sessionId: string, graceMs: number): Promise<number> {
   const outcomes = await Promise.all(table.live(sessionId).map((job) => killJob(job, graceMs)));
-  for (const job of table.list(sessionId)) table.forget(job);
+  for (const job of table.list(sessionId)) forgetQuietly(table, job);
   return outcomes.filter(Boolean).length;
 }
 

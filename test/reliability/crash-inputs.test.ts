@@ -20,6 +20,11 @@ import { DEFAULT_CONFIG } from '../../protocol/config.js';
 import { ProcessRegistry } from '../../daemon/process-registry.js';
 import { Spawner } from '../../daemon/executor/spawner.js';
 import { runForeground } from '../../daemon/executor/run.js';
+import { killJob } from '../../daemon/jobs/job-control.js';
+import { JobTable } from '../../daemon/jobs/job-table.js';
+import { planJobLaunch } from '../../daemon/jobs/launch-plan.js';
+import { startJob } from '../../daemon/jobs/start-job.js';
+import { createLogger } from '../../daemon/logger.js';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { isSettled } from '../helpers/jobs.js';
 import { openFdCount } from '../helpers/procs.js';
@@ -115,6 +120,41 @@ describe('one request never crashes the daemon', () => {
     expect((outcome as { message: string }).message).toMatch(/cannot start bash: .*null bytes/);
     expect(processes.count).toBe(0);
     console.log(`crash-inputs: a NUL in argv below the schema answered ${JSON.stringify(outcome)}`);
+  });
+
+  it('a job whose spawn throws below the schema settles failed at once, and kill does not hang', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'execd-nul-job-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    const table = new JobTable(join(dir, 'jobs.journal'), () => {});
+    table.restore(1000);
+    onTestFinished(() => table.close());
+    const spec = {
+      command: 'echo a\u0000b',
+      argv: ['bash', '-c', 'echo a\u0000b'],
+      workdir: dir,
+      timeoutMs: 10_000,
+      stdoutMaxBytes: 1000,
+      env: { PATH: process.env.PATH ?? '' },
+      sandboxPolicy: { mode: 'danger-full-access' as const },
+    };
+    const processes = new ProcessRegistry();
+    const job = await startJob(spec, planJobLaunch(spec, undefined), 's1', {
+      table,
+      processes,
+      spawner: new Spawner(),
+      config: DEFAULT_CONFIG,
+      logDir: join(dir, 'spill', 's1'),
+      log: createLogger('silent', { kind: 'stderr' }),
+    });
+    expect(job.status).toBe('failed');
+    expect(job.pid).toBe(0);
+    expect(job.detail).toMatch(/^spawn failed: cannot start bash: .*null bytes/);
+    const started = Date.now();
+    expect(await killJob(job, 1000)).toBe(false);
+    expect(processes.count).toBe(0);
+    console.log(
+      `crash-inputs: a job whose spawn threw settled ${job.status} (${job.detail}); job kill answered in ${Date.now() - started} ms`,
+    );
   });
 
   it('refuses stdoutMaxBytes and maxOutputBytes past 8 MiB, and answers 600 MB of output with an 8 MiB tail', async () => {

@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statfsSync } f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { ShellStart } from '../../protocol/methods.js';
+import { JobKill, JobList, SessionClose, ShellStart } from '../../protocol/methods.js';
 import { startDaemon, waitPidsGone, type TestDaemon } from '../helpers/daemon.js';
 import { waitJob } from '../helpers/jobs.js';
 import { pidAlive, pidsIn } from '../helpers/procs.js';
@@ -116,6 +116,46 @@ describe('a full disk', () => {
     console.log(
       `full-disk: SIGTERM at 0 bytes free exited ${exitCode}; job pid ${job.pid} and leftover pid ${leftover} gone: ${alive.length === 0}; ` +
         `left in the state dir: ${left.length === 0 ? 'no lock, no temp file' : left.join(', ')}`,
+    );
+  });
+
+  it('job starts on a full disk: each runs or settles failed naming ENOSPC with its process killed; kill, close and SIGTERM finish', async () => {
+    const stateDir = mountTmpfs('size=20m');
+    const daemon = await startDaemon({ stateDir, config: { maxJobsPerSession: 200, maxProcesses: 400 } });
+    const client = await daemon.session('s1');
+    fillDisk(stateDir);
+    // Journal appends fill the journal's last page; one that needs a new page fails, before or
+    // after the spawn depending on where the page ends. 16 starts write well past a 4 KiB page.
+    for (let i = 0; i < 16; i++) await client.call(ShellStart, { sessionId: 's1', command: 'sleep 300' });
+    const jobs = await client.call(JobList, { sessionId: 's1' });
+    expect(jobs).toHaveLength(16);
+    const failed = jobs.filter((job) => job.status === 'failed');
+    const running = jobs.filter((job) => job.status === 'running');
+    expect(failed.length + running.length).toBe(16);
+    for (const job of running) expect(pidAlive(job.pid)).toBe(true);
+    for (const job of failed) expect(job.detail).toMatch(/^start failed: ENOSPC/);
+    // A process spawned before its start failed was killed: none is left running unwatched.
+    expect(
+      await waitPidsGone(
+        failed.filter((job) => job.pid > 0).map((job) => job.pid),
+        5_000,
+      ),
+    ).toEqual([]);
+    const started = Date.now();
+    for (const job of failed)
+      expect(await client.call(JobKill, { sessionId: 's1', jobId: job.id })).toEqual({ killed: false });
+    const closed = await client.call(SessionClose, { sessionId: 's1' });
+    const closeMs = Date.now() - started;
+    expect(closed.killedJobs).toBe(running.length);
+    await expectServedByNewClient(daemon, 'other');
+    const exitCode = await daemon.stop();
+    expect(exitCode).toBe(0);
+    expect(await waitPidsGone(jobs.filter((job) => job.pid > 0).map((job) => job.pid))).toEqual([]);
+    const afterSpawn = failed.filter((job) => job.pid > 0).length;
+    console.log(
+      `full-disk: 16 job starts on a full disk: ${running.length} running, ${failed.length} failed at a journal write ` +
+        `(${afterSpawn} after the spawn, their processes killed)${failed[0] ? `: "${failed[0].detail}"` : ''}; ` +
+        `job/kill of the failed ones and session/close (${closed.killedJobs} jobs killed) answered in ${closeMs} ms; SIGTERM exited ${exitCode}`,
     );
   });
 
