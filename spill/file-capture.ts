@@ -45,11 +45,14 @@ export interface FileCaptureOptions {
  */
 const MIN_FREE_BYTES = 64 * 1024 * 1024;
 
-/** Bytes free for an unprivileged writer on the file system holding `dir`; undefined when unknown. */
-export function freeBytes(dir: string): number | undefined {
+/**
+ * Bytes free on the file system holding `dir`: for an unprivileged writer, or (`anyone`) at all,
+ * root's reserve included; undefined when unknown.
+ */
+export function freeBytes(dir: string, anyone = false): number | undefined {
   try {
     const info = statfsSync(dir);
-    return info.bavail * info.bsize;
+    return (anyone ? info.bfree : info.bavail) * info.bsize;
   } catch {
     return undefined;
   }
@@ -183,7 +186,7 @@ export class FileCapture {
       ? { text, truncated }
       : { text, truncated, spillPath: this.options.path };
     // The child's writes failed where the daemon cannot see them; a full file system says they may have.
-    if (freeBytes(dirname(this.options.path)) === 0) {
+    if (freeBytes(dirname(this.options.path), true) === 0) {
       output.saveError =
         'output could not be saved: ENOSPC: the file system of the capture file is full; output written after it filled is lost';
     }

@@ -8,7 +8,7 @@
  * group it started is killed and it exits, so nothing is left behind.
  */
 import type { ChildProcess } from 'node:child_process';
-import { closeSync, openSync } from 'node:fs';
+import { closeSync, constants, openSync } from 'node:fs';
 import { signalGroup } from './kill.js';
 import { startChild } from './spawn-child.js';
 import type { FromSpawner, PipeName, SpawnOrder, ToSpawner } from './spawn-messages.js';
@@ -37,7 +37,9 @@ function openFiles(files: SpawnOrder['files']): SpawnOrder['files'] | undefined 
   try {
     for (const stream of ['stdout', 'stderr'] as const) {
       const target = files[stream];
-      if (target) opened[stream] = { path: target.path, fd: openSync(target.path, 'r+') };
+      // Never through a symlink swapped in since the daemon created the file.
+      if (target)
+        opened[stream] = { path: target.path, fd: openSync(target.path, constants.O_RDWR | constants.O_NOFOLLOW) };
     }
     return opened;
   } catch {
