@@ -12,7 +12,7 @@ import { endSessionJobs } from './jobs/job-control.js';
 /** Number of files below a directory (0 when it does not exist or is not a real directory). */
 async function countFiles(dir: string): Promise<number> {
   try {
-    if (!(await lstat(dir)).isDirectory()) return 0;
+    if (!(await lstat(dir)).isDirectory() || !(await lstat(dirname(dir))).isDirectory()) return 0;
     const entries = await readdir(dir, { recursive: true, withFileTypes: true });
     return entries.filter((entry) => entry.isFile()).length;
   } catch {
@@ -40,10 +40,13 @@ export function sessionSpillDir(daemon: DaemonContext, sessionId: string): strin
 }
 
 /**
- * Deletes a session's directory. A symlink planted in its place is removed itself, never
- * followed (fs.rm does not traverse symlinks, and nothing below is read through one).
+ * Deletes a session's directory. A symlink planted in its place is removed itself, never followed
+ * (fs.rm does not traverse symlinks); nothing is removed while the spill root itself is not a real
+ * directory, since the path would lead through it.
  */
 async function removeSessionDir(dir: string): Promise<void> {
+  const root = await lstat(dirname(dir)).catch(() => undefined);
+  if (!root?.isDirectory()) return;
   await rm(dir, { recursive: true, force: true });
 }
 

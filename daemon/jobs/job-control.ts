@@ -22,12 +22,13 @@ export async function killJob(job: Job, graceMs: number): Promise<boolean> {
 }
 
 /**
- * Deletes a job's log files, unless their directory is no longer a real directory: a symlink
- * swapped in for the session's directory is never traversed (the files would be someone else's).
+ * Deletes a job's log files, unless their directory or the spill root is no longer a real
+ * directory: a symlink swapped in for either is never traversed (the files would be someone else's).
  */
 export async function deleteJobFiles(job: Job): Promise<void> {
   const { logPaths } = job.identity;
-  const dirs = new Set([dirname(logPaths.stdout), dirname(logPaths.stderr)]);
+  // The session's directory and the spill root above it: a path through either must not lead elsewhere.
+  const dirs = new Set([logPaths.stdout, logPaths.stderr].flatMap((path) => [dirname(path), dirname(dirname(path))]));
   for (const dir of dirs) {
     const info = await lstat(dir).catch(() => undefined);
     if (!info?.isDirectory()) return;

@@ -4,9 +4,21 @@
  * in place of a session's directory, or of a job's log file, is never written through nor deleted
  * through.
  */
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { ExecdRpcError } from '../../client/connection.js';
 import { sessionDirName } from '../../daemon/session-lifecycle.js';
 import { JobRead, JobRelease, SessionClose, SessionOpen, ShellRun, ShellStart } from '../../protocol/methods.js';
@@ -109,6 +121,40 @@ describe('session ids and their directories', () => {
     console.log(
       `session-ids: with spill/s1 a symlink to a victim dir, a run answered its tail ("${run.stdout.saveError}"), a job completed with its output in memory, ` +
         `session close removed ${closed.removedFiles} files; the victim dir still holds exactly ${JSON.stringify(readdirSync(victim))}`,
+    );
+  });
+
+  it('never sweeps, writes into nor deletes through a symlink planted for the spill root', async () => {
+    const base = mkdtempSync(join(tmpdir(), 'execd-spill-root-'));
+    onTestFinished(() => rmSync(base, { recursive: true, force: true }));
+    const victim = join(base, 'victim');
+    mkdirSync(join(victim, 's1'), { recursive: true });
+    // Old enough for the retention sweep, and where closing session s1 would delete through the link.
+    const old = join(victim, 's1', 'old-file');
+    writeFileSync(old, 'old');
+    const month = Date.now() / 1000 - 30 * 86_400;
+    utimesSync(old, month, month);
+    writeFileSync(join(victim, 'precious'), 'precious');
+    const stateDir = join(base, 'state');
+    mkdirSync(stateDir, { mode: 0o700 });
+    symlinkSync(victim, join(stateDir, 'spill'));
+
+    const daemon = await startDaemon({ stateDir, config: { spillRetentionMs: 1000, maxOutputBytes: 1000 } });
+    const client = await daemon.session('s1');
+    const run = await client.run({ sessionId: 's1', command: 'seq 1 10000' });
+    expect(run.stdout.text.endsWith('\n10000\n')).toBe(true);
+    expect(run.stdout.saveError).toMatch(/spill is not a directory \(a symlink is never followed\)/);
+    const { jobId } = await client.call(ShellStart, { sessionId: 's1', command: 'echo out' });
+    await waitJob(client, 's1', jobId);
+    await client.call(JobRelease, { sessionId: 's1', jobId });
+    const closed = await client.call(SessionClose, { sessionId: 's1' });
+    expect(readFileSync(old, 'utf8')).toBe('old');
+    expect(readdirSync(victim).sort()).toEqual(['precious', 's1']);
+    expect(readdirSync(join(victim, 's1'))).toEqual(['old-file']);
+    await expectServedByNewClient(daemon, 'other');
+    console.log(
+      `session-ids: with the spill root a symlink to a victim dir, the start-up sweep (spillRetentionMs=1000) kept a 30-day-old file there, ` +
+        `a run answered its tail ("${run.stdout.saveError}"), job release and session close (${closed.removedFiles} files) deleted nothing through it`,
     );
   });
 
