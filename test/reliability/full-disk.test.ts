@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statfsSync } f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { JobKill, JobList, SessionClose, ShellStart } from '../../protocol/methods.js';
+import { ConfigGet, ConfigSet, JobKill, JobList, SessionClose, ShellStart } from '../../protocol/methods.js';
 import { startDaemon, waitPidsGone, type TestDaemon } from '../helpers/daemon.js';
 import { waitJob } from '../helpers/jobs.js';
 import { pidAlive, pidsIn } from '../helpers/procs.js';
@@ -75,6 +75,15 @@ describe('a full disk', () => {
     expect(['completed', 'failed']).toContain(job.status);
     expect(job.detail).toMatch(/ENOSPC/);
 
+    // A persisted config/set cannot be written: refused naming the cause, nothing changed, no temp file.
+    const persisted = await client.call(ConfigSet, { patch: { timeoutMs: 5000 }, persist: true }).then(
+      () => 'applied',
+      (error: Error) => error.message,
+    );
+    expect(persisted).toMatch(/ENOSPC/);
+    expect((await client.call(ConfigGet, {})).timeoutMs).toBe(120_000);
+    expect(existsSync(join(stateDir, 'config.json.tmp'))).toBe(false);
+
     await expectServedByNewClient(daemon, 'other');
 
     // Freed: the same run spills into its file again, without a restart.
@@ -89,7 +98,7 @@ describe('a full disk', () => {
     console.log(
       `full-disk: 20 MiB tmpfs at 0 bytes free; a small run answered ${JSON.stringify(small.stdout.text)} and ${JSON.stringify(small.stderr.text)}; ` +
         `a 1.3 MB run answered its ${spilling.stdout.text.length}-character tail with "${spilling.stdout.saveError}"; ` +
-        `a job writing stderr settled ${job.status} (${job.detail}); another client was served; ` +
+        `a job writing stderr settled ${job.status} (${job.detail}); a persisted config/set answered "${persisted}"; another client was served; ` +
         `after freeing the disk a run spilled to its file and a job completed (${settled.detail})`,
     );
   });
