@@ -139,12 +139,16 @@ async function startOwnedDaemon(
   };
 
   /**
-   * Runs one shutdown step; a step that fails (a full disk under the journal, …) is logged and the
-   * next one runs anyway, so killing the processes and removing the lock never depend on it.
+   * Runs one shutdown step; a step that fails (a full disk under the journal, …) or passes
+   * `timeoutMs` is logged and the next one runs anyway, so killing the processes and removing the
+   * lock never depend on it.
    */
-  async function step(name: string, action: () => unknown): Promise<void> {
+  async function step(name: string, action: () => unknown, timeoutMs?: number): Promise<void> {
     try {
-      await action();
+      const done = Promise.resolve(action()).then(() => true);
+      const finished =
+        timeoutMs === undefined ? await done : await Promise.race([done, delay(timeoutMs).then(() => false)]);
+      if (!finished) context.log.error({ step: name, timeoutMs }, 'shutdown step timed out');
     } catch (error) {
       context.log.error(
         { step: name, err: error instanceof Error ? error.message : String(error) },
@@ -160,8 +164,11 @@ async function startOwnedDaemon(
       await step('stop listening', () => listener?.server.close());
       const graceMs = config.get().graceMs;
       // In-flight runs are answered (aborted) before their connections go.
-      await step('abort runs', () => context.runs.abortWhere(() => true));
-      await step('kill jobs', () => killAllJobs(jobs, graceMs));
+      // A tree is gone at most graceMs + 5 s after its kill; a run or job that still has not
+      // answered by then is not waited for: the step below kills every group that is left.
+      const killBound = graceMs + 10_000;
+      await step('abort runs', () => context.runs.abortWhere(() => true), killBound);
+      await step('kill jobs', () => killAllJobs(jobs, graceMs), killBound);
       await step('close the journal', () => jobs.close());
       await step('kill leftovers', () => context.processes.killLeftovers(undefined, graceMs));
       // Whatever an earlier step could not end (it failed) is killed here, whatever its kind.
