@@ -122,6 +122,7 @@ export async function startJob(
     return job;
   }
   const watched = { child, group };
+  // The chain ends in abandonJob, which never rejects.
   watchJob(job, watched.child, capture, plan, watched.group, ctx).catch((error: unknown) =>
     abandonJob(job, capture, watched.group, { kind: 'watch-failed', reason: failureText(error) }, ctx),
   );
