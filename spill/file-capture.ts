@@ -77,6 +77,9 @@ export function openFileCapture(options: FileCaptureOptions): FileCapture | Erro
   }
 }
 
+/** Why a directly captured stream may be incomplete when its file system filled up during the run. */
+const FILLED_UP = "the capture file's file system filled up during the run; output written after that is lost";
+
 /** Frees the first `length` bytes of an open file, keeping its size (holes read as zeros). */
 function punchFront(fd: number, length: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -178,18 +181,17 @@ export class FileCapture {
     const bytes = this.read(tailStart, size);
     this.tail = bytes;
     const truncated = tailStart > 0;
-    if (size > this.options.maxSpillBytes || (!truncated && !this.options.keepFile)) this.discard();
+    // The child's writes fail where the daemon cannot see them; a file system that filled up says
+    // they may have. The file is then incomplete, and an incomplete file would lie: it goes.
+    const filledUp = freeBytes(dirname(this.options.path), true) === 0;
+    if (filledUp || size > this.options.maxSpillBytes || (!truncated && !this.options.keepFile)) this.discard();
     const text = decodeUtf8(truncated ? bytes.subarray(leadingContinuationBytes(bytes)) : bytes);
     if (writersAlive) this.timer = setInterval(() => this.holdAnswered(writersAlive), LEFTOVER_WATCH_MS).unref();
     else this.release();
     const output: CollectedOutput = this.discarded
       ? { text, truncated }
       : { text, truncated, spillPath: this.options.path };
-    // The child's writes failed where the daemon cannot see them; a full file system says they may have.
-    if (freeBytes(dirname(this.options.path), true) === 0) {
-      output.saveError =
-        'output could not be saved: ENOSPC: the file system of the capture file is full; output written after it filled is lost';
-    }
+    if (filledUp) output.saveError = `output could not be saved: ENOSPC: ${FILLED_UP}`;
     return output;
   }
 

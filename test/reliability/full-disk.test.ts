@@ -168,6 +168,29 @@ describe('a full disk', () => {
     );
   });
 
+  it('a run that fills the disk while writing straight into its capture file: the incomplete file is dropped and named', async () => {
+    // 80 MiB: above the 64 MiB a direct capture needs at its start, below the 100 MB the run writes.
+    const stateDir = mountTmpfs('size=80m');
+    const daemon = await startDaemon({ stateDir, config: { maxSpillBytes: 200 * 1024 * 1024 } });
+    const client = await daemon.session('s1');
+    const before = freeBytes(stateDir);
+    const run = await client.run({ sessionId: 's1', command: 'head -c 100000000 /dev/zero' });
+    expect(run.exitCode).not.toBe(0);
+    expect(run.stdout.truncated).toBe(true);
+    expect(run.stdout.spillPath).toBeUndefined();
+    expect(run.stdout.saveError).toBe(
+      "output could not be saved: ENOSPC: the capture file's file system filled up during the run; output written after that is lost",
+    );
+    // The incomplete file is gone, and with it the space it took.
+    const after = freeBytes(stateDir);
+    expect(after).toBeGreaterThan(60 * 1024 * 1024);
+    await expectServedByNewClient(daemon, 'other');
+    console.log(
+      `full-disk: 80 MiB tmpfs (${before} bytes free), a run writing 100000000 bytes straight into its capture file exited ${run.exitCode}; ` +
+        `answered "${run.stdout.saveError}", no spillPath, ${after} bytes free afterwards`,
+    );
+  });
+
   it('out of inodes: capture files cannot be created, runs and jobs still answer their output', async () => {
     const stateDir = mountTmpfs('size=20m,nr_inodes=64');
     const daemon = await startDaemon({ stateDir });
