@@ -17,10 +17,12 @@ export interface ActiveRun {
 export class ActiveRuns {
   private readonly runs = new Set<ActiveRun>();
 
-  /** Registers a run until its `done` settles. */
+  /** Registers a run until its `done` settles (resolved or rejected: the caller reports a rejection). */
   add(run: ActiveRun): void {
     this.runs.add(run);
-    void run.done.finally(() => this.runs.delete(run));
+    const forget = () => void this.runs.delete(run);
+    // Both branches handled: a `finally` here would re-raise a failed run as an unhandled rejection.
+    run.done.then(forget, forget);
   }
 
   /** How many runs are in flight. */

@@ -2,7 +2,7 @@
  * The live configuration (SPEC §1.1). Sources, later wins: built-in defaults,
  * `<stateDir>/config.json`, `serve` flags, `config/set`. A bad value is refused where it is written.
  */
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import {
   configPatchSchema,
   configSchema,
@@ -63,8 +63,14 @@ export class ConfigStore {
       const onDisk = readConfigFile(this.filePath);
       const merged = mergeConfigPatch(onDisk instanceof ExecdError ? {} : onDisk, parsed);
       const tmp = `${this.filePath}.tmp`;
-      writeFileSync(tmp, `${JSON.stringify(merged, null, 2)}\n`, { mode: 0o600 });
-      renameSync(tmp, this.filePath);
+      try {
+        writeFileSync(tmp, `${JSON.stringify(merged, null, 2)}\n`, { mode: 0o600 });
+        renameSync(tmp, this.filePath);
+      } catch (error) {
+        // A full disk: nothing changes, no partial temp file stays; the caller is answered the cause.
+        rmSync(tmp, { force: true });
+        throw error;
+      }
     }
     this.current = Object.freeze(next.data);
     return this.current;

@@ -15,6 +15,7 @@ import { ConfigStore, parseConfigPatch, readConfigFile } from './config-store.js
 import { ClientConnection, toResponseError } from './connection.js';
 import type { DaemonContext } from './context.js';
 import { scrubEnv } from './env.js';
+import { terminateGroup } from './executor/kill.js';
 import { Spawner } from './executor/spawner.js';
 import { HANDLERS } from './handlers/index.js';
 import { announceSettlement } from './jobs/announce.js';
@@ -160,29 +161,61 @@ async function startOwnedDaemon(
     nextRunName: () => `run-${stamp}-${++runCounter}`,
   };
 
+  /**
+   * Runs one shutdown step; a step that fails (a full disk under the journal, …) or passes
+   * `timeoutMs` is logged and the next one runs anyway, so killing the processes and removing the
+   * lock never depend on it.
+   */
+  async function step(name: string, action: () => unknown, timeoutMs?: number): Promise<void> {
+    try {
+      const done = Promise.resolve(action()).then(() => true);
+      const finished =
+        timeoutMs === undefined ? await done : await Promise.race([done, delay(timeoutMs).then(() => false)]);
+      if (!finished) context.log.error({ step: name, timeoutMs }, 'shutdown step timed out');
+    } catch (error) {
+      context.log.error(
+        { step: name, err: error instanceof Error ? error.message : String(error) },
+        'shutdown step failed',
+      );
+    }
+  }
+
   async function shutdown(reason: string): Promise<void> {
     shutdownPromise ??= (async () => {
       context.shuttingDown = true;
-      context.log.info({ reason }, 'shutting down');
-      stopIdleSessions();
-      listener?.server.close();
+      await step('log', () => context.log.info({ reason }, 'shutting down'));
+      await step('stop idle sessions', stopIdleSessions);
+      await step('stop listening', () => listener?.server.close());
       const graceMs = config.get().graceMs;
       // In-flight runs are answered (aborted) before their connections go.
-      await context.runs.abortWhere(() => true);
-      await killAllJobs(jobs, graceMs);
-      jobs.close();
-      await context.processes.killLeftovers(undefined, graceMs);
+      // A tree is gone at most graceMs + 5 s after its kill; a run or job that still has not
+      // answered by then is not waited for: the step below kills every group that is left.
+      const killBound = graceMs + 10_000;
+      await step('abort runs', () => context.runs.abortWhere(() => true), killBound);
+      await step('kill jobs', () => killAllJobs(jobs, graceMs), killBound);
+      await step('close the journal', () => jobs.close());
+      await step('kill leftovers', () => context.processes.killLeftovers(undefined, graceMs));
+      // Whatever an earlier step could not end (it failed) is killed here, whatever its kind.
+      await step('kill every group', () =>
+        Promise.all(context.processes.live().map((group) => terminateGroup(group.pgid, graceMs))),
+      );
       const open = [...connections];
       // Every aborted run is answered, then the answers reach their clients before the process
       // exits (a peer that does not read gets FLUSH_WAIT_MS for each step).
-      await Promise.race([Promise.all(open.map((conn) => conn.answered())), delay(FLUSH_WAIT_MS)]);
-      for (const conn of open) conn.close();
-      await Promise.race([Promise.all(open.map((conn) => conn.gone)), delay(FLUSH_WAIT_MS)]);
-      listener?.removeSocket();
-      ownership.release();
-      spill.stop();
-      context.spawner.close();
-      context.log.info('shut down');
+      await step('flush answers', () =>
+        Promise.race([Promise.all(open.map((conn) => conn.answered())), delay(FLUSH_WAIT_MS)]),
+      );
+      await step('close connections', () => {
+        for (const conn of open) conn.close();
+      });
+      await step('wait for connections', () =>
+        Promise.race([Promise.all(open.map((conn) => conn.gone)), delay(FLUSH_WAIT_MS)]),
+      );
+      await step('remove the socket', () => listener?.removeSocket());
+      await step('release the locks', () => ownership.release());
+      await step('stop the sweep', () => spill.stop());
+      await step('close the spawner', () => context.spawner.close());
+      await step('log', () => context.log.info('shut down'));
       markClosed();
     })();
     return shutdownPromise;

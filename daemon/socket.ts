@@ -69,6 +69,9 @@ export async function listenPrivately(
   } finally {
     if (previousMask !== undefined) process.umask(previousMask);
   }
+  // A failed accept (EMFILE: no descriptor left) is an 'error' of the server: without a listener
+  // it would end the daemon. libuv keeps listening; the client sees its connect fail or wait.
+  server.on('error', () => {});
   if (platform.socketIsFile) chmodSync(path, 0o600);
   const removeSocket = () => {
     if (!platform.socketIsFile) return;

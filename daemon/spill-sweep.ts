@@ -15,7 +15,7 @@
  * opened or closed or a command is started (at most one sweep per such interval), so the quota
  * follows the disk within about a second without a directory scan per command.
  */
-import { readdir, stat, unlink } from 'node:fs/promises';
+import { lstat, readdir, stat, unlink } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { OpenFiles } from '../spill/spill-file.js';
 import type { Logger } from './logger.js';
@@ -68,6 +68,9 @@ export function planSweep(entries: readonly SpillEntry[], policy: SweepPolicy): 
 async function listSpill(dir: string, openFiles: OpenFiles): Promise<SpillEntry[]> {
   let dirents;
   try {
+    // A symlink swapped in for the spill root is never followed: the sweep would delete old files
+    // wherever it points. (Below the root, recursive readdir does not enter symlinks.)
+    if (!(await lstat(dir)).isDirectory()) return [];
     dirents = await readdir(dir, { recursive: true, withFileTypes: true });
   } catch {
     return [];
@@ -129,13 +132,17 @@ export class SpillSweeper implements SpillUsage {
       this.again = true;
       return this.running;
     }
-    this.running = this.sweepOnce().finally(() => {
-      this.running = undefined;
-      if (this.again && !this.stopped) {
-        this.again = false;
-        void this.sweep();
-      }
-    });
+    // A sweep that fails keeps the last figures: every caller (timers included) gets a plan, never a rejection.
+    const failed = (): SweepPlan => ({ remove: [], keptBytes: this.usedBytes, keptFiles: 0 });
+    this.running = this.sweepOnce()
+      .catch(failed)
+      .finally(() => {
+        this.running = undefined;
+        if (this.again && !this.stopped) {
+          this.again = false;
+          void this.sweep();
+        }
+      });
     return this.running;
   }
 

@@ -3,7 +3,7 @@
  * so a change made at run time applies to the next one.
  */
 import type { z } from 'zod';
-import { absolutePath, positiveInt, positiveNumber as positive } from './fields.js';
+import { absolutePath, MAX_CAPTURE_BYTES, positiveInt, positiveNumber as positive } from './fields.js';
 import { sandboxModeSchema } from './sandbox.js';
 import { lazySchema, type Zod } from './zod.js';
 
@@ -16,8 +16,8 @@ const configFields = (z: Zod) => ({
   timeoutMs: positive(),
   /** Cap applied to any per-call `timeoutMs`. */
   maxTimeoutMs: positive(),
-  /** In-memory capture per stream; past it the stream spills to a file. */
-  maxOutputBytes: positive(),
+  /** In-memory capture per stream; past it the stream spills to a file. At most `MAX_CAPTURE_BYTES`. */
+  maxOutputBytes: positive().max(MAX_CAPTURE_BYTES, { error: `must be at most ${MAX_CAPTURE_BYTES}` }),
   /** Cap of one stream's spill or log file; past it the file is discarded. */
   maxSpillBytes: positive(),
   /** SIGTERM → SIGKILL grace, and the wait for still-open pipes after exit. */

@@ -8,6 +8,27 @@ import type { z } from 'zod';
 import { zod } from './zod.js';
 
 const POSITIVE = 'must be a positive finite number';
+const NUL_FREE = 'must not contain NUL bytes';
+
+/**
+ * Largest `stdoutMaxBytes` and `maxOutputBytes`: the tail a result carries as text. A larger one
+ * could not be decoded into a string (V8 caps strings near 512 MiB) nor reach a client in one
+ * answer; the complete stream is in the spill file anyway.
+ */
+export const MAX_CAPTURE_BYTES = 8 * 1024 * 1024;
+
+/** True when a string has no NUL byte: execve, paths and environment entries cannot carry one. */
+export const hasNoNul = (value: string): boolean => !value.includes('\0');
+
+/** A string that reaches execve or a path: NUL bytes are refused, naming the field. */
+export const nulFreeString = (rule = 'must be a string') =>
+  zod().string({ error: rule }).refine(hasNoNul, { error: NUL_FREE });
+
+/** A positive integer of at most `MAX_CAPTURE_BYTES`: how many bytes of a stream a result carries. */
+export const captureBytes = () => {
+  const tooLarge = `must be at most ${MAX_CAPTURE_BYTES}`;
+  return positiveInt().max(MAX_CAPTURE_BYTES, { error: tooLarge });
+};
 
 /** A positive finite number (zero is never a "no limit" sentinel). */
 export const positiveNumber = () => zod().number({ error: POSITIVE }).positive({ error: POSITIVE });
@@ -18,18 +39,34 @@ export const positiveInt = () => {
   return zod().number({ error: rule }).int({ error: rule }).positive({ error: rule });
 };
 
-/** An absolute filesystem path. */
+/** An absolute filesystem path without NUL bytes. */
 export const absolutePath = () =>
-  zod().string({ error: 'must be an absolute path' }).refine(isAbsolute, { error: 'must be an absolute path' });
+  zod()
+    .string({ error: 'must be an absolute path' })
+    .refine(isAbsolute, { error: 'must be an absolute path' })
+    .refine(hasNoNul, { error: NUL_FREE });
 
-/** A session id: 1–128 characters of `[A-Za-z0-9._:-]`. */
+/** The characters and length of a session id. */
+export const SESSION_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/**
+ * A session id: 1–128 characters of `[A-Za-z0-9._:-]`, but not `.` or `..`, which would name the
+ * spill directory itself or the state dir (a session's directory is `<stateDir>/spill/<id>`).
+ */
 export const sessionIdSchema = () =>
   zod()
     .string({ error: 'must be a string' })
-    .regex(/^[A-Za-z0-9._:-]{1,128}$/, { error: 'must be 1-128 characters of [A-Za-z0-9._:-]' });
+    .regex(SESSION_ID_PATTERN, { error: 'must be 1-128 characters of [A-Za-z0-9._:-]' })
+    .refine((id) => id !== '.' && id !== '..', { error: 'must not be "." or ".."' });
 
-/** A map of environment variables. */
-export const envMapSchema = () => zod().record(zod().string(), zod().string({ error: 'must be a string' }));
+/** A map of environment variables; names and values must be free of NUL bytes (execve cannot carry them). */
+export const envMapSchema = () =>
+  zod()
+    .record(zod().string(), nulFreeString())
+    .superRefine((map, ctx) => {
+      if (Object.keys(map).some((key) => !hasNoNul(key)))
+        ctx.addIssue({ code: 'custom', message: 'keys must not contain NUL bytes' });
+    });
 
 /** A map of managed `DSH_*` variables; every key must start with `DSH_`. */
 export const dshEnvMapSchema = () =>

@@ -11,9 +11,11 @@ import { configPatchSchema, type Config } from './config.js';
 import type { ErrorData } from './errors.js';
 import {
   absolutePath,
+  captureBytes,
   dshEnvMapSchema,
   envMapSchema,
   jobIdSchema,
+  nulFreeString,
   positiveInt,
   positiveNumber,
   sessionIdSchema,
@@ -75,10 +77,10 @@ export type ResultOf<D> = D extends RequestDecl<z.ZodType, infer R> ? R : never;
 export const execRequestSchema = lazySchema((z) =>
   z.strictObject({
     sessionId: sessionIdSchema(),
-    command: z.string({ error: 'must be a non-empty string' }).min(1, { error: 'must be a non-empty string' }),
-    workdir: z.string({ error: 'must be a string' }).min(1, { error: 'must be a non-empty path' }).optional(),
+    command: nulFreeString('must be a non-empty string').min(1, { error: 'must be a non-empty string' }),
+    workdir: nulFreeString().min(1, { error: 'must be a non-empty path' }).optional(),
     timeoutMs: positiveNumber().optional(),
-    stdoutMaxBytes: positiveInt().optional(),
+    stdoutMaxBytes: captureBytes().optional(),
     stdin: z.string({ error: 'must be a string' }).optional(),
     env: envMapSchema().optional(),
     dshEnv: dshEnvMapSchema().optional(),

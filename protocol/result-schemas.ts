@@ -7,7 +7,12 @@ import { lazySchema } from './zod.js';
 
 /** The schema of a `CollectedOutput`. */
 export const collectedOutputSchema = lazySchema((z) =>
-  z.object({ text: z.string(), truncated: z.boolean(), spillPath: z.string().optional() }),
+  z.object({
+    text: z.string(),
+    truncated: z.boolean(),
+    spillPath: z.string().optional(),
+    saveError: z.string().optional(),
+  }),
 );
 
 /** The schema of a `SandboxReport`. */

@@ -13,6 +13,12 @@ export interface CollectedOutput {
   truncated: boolean;
   /** File with the complete stream; absent when nothing spilled or the spill cap was passed. */
   spillPath?: string;
+  /**
+   * Set when the stream's spill file could not be written or created (a full disk, no descriptors
+   * left): `output could not be saved: ENOSPC: no space left on device, write`. `text` still holds
+   * the tail; only the complete file is missing.
+   */
+  saveError?: string;
 }
 
 /** A fully resolved request: nothing below `resolve` re-defaults (SPEC §1.2). */

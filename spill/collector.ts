@@ -69,13 +69,22 @@ export class OutputCollector {
     return this.result();
   }
 
+  /** Why the spill file could not be written, if it could not: `output could not be saved: …`. */
+  get saveError(): string | undefined {
+    const failure = this.file?.failure;
+    return failure === undefined ? undefined : `output could not be saved: ${failure}`;
+  }
+
   /** The capture so far: the tail decoded, starting on a character boundary when cut. */
   result(): CollectedOutput {
     const bytes = this.tail.contents();
     const truncated = this.tail.start > 0;
     const text = decodeUtf8(truncated ? bytes.subarray(leadingContinuationBytes(bytes)) : bytes);
     const spillPath = this.spillPath;
-    return spillPath === undefined ? { text, truncated } : { text, truncated, spillPath };
+    const output: CollectedOutput = spillPath === undefined ? { text, truncated } : { text, truncated, spillPath };
+    const { saveError } = this;
+    if (saveError !== undefined) output.saveError = saveError;
+    return output;
   }
 
   /** Deletes the file, if any (the run was not worth keeping, or its owner went away). */

@@ -10,10 +10,10 @@
  * the tail.
  */
 import { spawn } from 'node:child_process';
-import { closeSync, fstatSync, ftruncateSync, openSync, readSync, unlinkSync } from 'node:fs';
+import { closeSync, constants, fstatSync, ftruncateSync, openSync, readSync, statfsSync, unlinkSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { CollectedOutput } from '../protocol/types.js';
-import { ensurePrivateDir, openSpillFiles } from './spill-file.js';
+import { CREATE_NOFOLLOW, ensurePrivateDir, failureText, openSpillFiles } from './spill-file.js';
 import { decodeUtf8, leadingContinuationBytes } from './utf8.js';
 
 /** How often a running stream's size is checked against `maxSpillBytes`. */
@@ -37,6 +37,49 @@ export interface FileCaptureOptions {
   keepFile?: boolean;
 }
 
+/**
+ * Free bytes a file system must have for a stream to be captured straight into a file: the child
+ * then writes the whole stream there, and on a full disk its writes fail where the daemon cannot
+ * see them. Below it, callers capture through a pipe, which keeps the tail in memory whatever
+ * happens to the file.
+ */
+const MIN_FREE_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Bytes free on the file system holding `dir`: for an unprivileged writer, or (`anyone`) at all,
+ * root's reserve included; undefined when unknown.
+ */
+export function freeBytes(dir: string, anyone = false): number | undefined {
+  try {
+    const info = statfsSync(dir);
+    return (anyone ? info.bfree : info.bavail) * info.bsize;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Opens a file capture, or says why it cannot be one: the file cannot be created (no descriptors or
+ * inodes left, a symlink in the way) or its file system has less than `MIN_FREE_BYTES` (or the
+ * cap, if smaller) free. The caller then captures through a pipe.
+ */
+export function openFileCapture(options: FileCaptureOptions): FileCapture | Error {
+  try {
+    ensurePrivateDir(dirname(options.path));
+    const free = freeBytes(dirname(options.path));
+    const needed = Math.min(MIN_FREE_BYTES, options.maxSpillBytes);
+    if (free !== undefined && free < needed) {
+      return new Error(`ENOSPC: only ${free} bytes free for capture files, fewer than ${needed}`);
+    }
+    return new FileCapture(options);
+  } catch (error) {
+    return new Error(failureText(error));
+  }
+}
+
+/** Why a directly captured stream may be incomplete when its file system filled up during the run. */
+const FILLED_UP = "the capture file's file system filled up during the run; output written after that is lost";
+
 /** Frees the first `length` bytes of an open file, keeping its size (holes read as zeros). */
 function punchFront(fd: number, length: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -50,6 +93,15 @@ function punchFront(fd: number, length: number): Promise<boolean> {
     child.once('error', () => resolve(false));
     child.once('exit', (code) => resolve(code === 0));
   });
+}
+
+/** Size of an open file; undefined when it cannot be read (a timer must not throw). */
+function sizeOf(fd: number): number | undefined {
+  try {
+    return fstatSync(fd).size;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Bytes `[from, to)` of an open file; fewer when the file ends sooner. */
@@ -82,7 +134,7 @@ export class FileCapture {
   constructor(private readonly options: FileCaptureOptions) {
     ensurePrivateDir(dirname(options.path));
     // Read-write: the daemon reads the tail back through the same descriptor.
-    this.fd = openSync(options.path, 'w+', 0o600);
+    this.fd = openSync(options.path, constants.O_RDWR | CREATE_NOFOLLOW, 0o600);
     // Open means in use: the retention sweep leaves the file alone until it is released.
     openSpillFiles.add(options.path);
     this.timer = setInterval(() => this.enforceCap(), WATCH_MS).unref();
@@ -129,11 +181,18 @@ export class FileCapture {
     const bytes = this.read(tailStart, size);
     this.tail = bytes;
     const truncated = tailStart > 0;
-    if (size > this.options.maxSpillBytes || (!truncated && !this.options.keepFile)) this.discard();
+    // The child's writes fail where the daemon cannot see them; a file system that filled up says
+    // they may have. The file is then incomplete, and an incomplete file would lie: it goes.
+    const filledUp = freeBytes(dirname(this.options.path), true) === 0;
+    if (filledUp || size > this.options.maxSpillBytes || (!truncated && !this.options.keepFile)) this.discard();
     const text = decodeUtf8(truncated ? bytes.subarray(leadingContinuationBytes(bytes)) : bytes);
     if (writersAlive) this.timer = setInterval(() => this.holdAnswered(writersAlive), LEFTOVER_WATCH_MS).unref();
     else this.release();
-    return this.discarded ? { text, truncated } : { text, truncated, spillPath: this.options.path };
+    const output: CollectedOutput = this.discarded
+      ? { text, truncated }
+      : { text, truncated, spillPath: this.options.path };
+    if (filledUp) output.saveError = `output could not be saved: ENOSPC: ${FILLED_UP}`;
+    return output;
   }
 
   /** Stops holding the file and closes it (after any hole punch that still uses it). */
@@ -143,7 +202,14 @@ export class FileCapture {
     if (this.closed) return;
     this.closed = true;
     openSpillFiles.delete(this.options.path);
-    const close = () => closeSync(this.fd);
+    const close = () => {
+      try {
+        closeSync(this.fd);
+      } catch {
+        // Only a bad descriptor fails here, and it is closed either way.
+      }
+    };
+    // `punch` never rejects (punchFront resolves false on any failure).
     if (this.punch) void this.punch.then(close);
     else close();
   }
@@ -170,7 +236,8 @@ export class FileCapture {
    */
   private enforceCap(): void {
     if (this.closed) return;
-    const size = fstatSync(this.fd).size;
+    const size = sizeOf(this.fd);
+    if (size === undefined) return;
     if (size <= this.options.maxSpillBytes) return;
     this.discard();
     const front = Math.floor((size - this.options.maxBytes) / BLOCK_BYTES) * BLOCK_BYTES;
@@ -188,7 +255,12 @@ export class FileCapture {
   private holdAnswered(writersAlive: () => boolean): void {
     if (this.closed || this.answeredSize === undefined) return;
     const keep = this.discarded ? 0 : this.answeredSize;
-    if (fstatSync(this.fd).size > keep) ftruncateSync(this.fd, keep);
+    // A timer callback: a failure here must not throw (it would end the daemon).
+    try {
+      if (fstatSync(this.fd).size > keep) ftruncateSync(this.fd, keep);
+    } catch {
+      // The next tick tries again; release closes the file in any case.
+    }
     if (!writersAlive()) this.release();
   }
 }

@@ -19,7 +19,13 @@ export function groupAlive(pgid: number): boolean {
     if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false;
   }
   // The cheap check said yes; it also says yes for unreaped zombies.
-  return HAS_PROC && PLATFORM.killStrategy === 'process-group' ? liveGroupMembers(pgid).length > 0 : true;
+  if (!HAS_PROC || PLATFORM.killStrategy !== 'process-group') return true;
+  try {
+    return liveGroupMembers(pgid).length > 0;
+  } catch {
+    // /proc cannot be listed (no descriptor left): the cheap check's yes stands.
+    return true;
+  }
 }
 
 /** Sends a signal to a whole tree; a tree that is already gone is not an error. */

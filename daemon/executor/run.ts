@@ -8,7 +8,7 @@ import type { Config } from '../../protocol/config.js';
 import { ExecdError } from '../../protocol/errors.js';
 import type { ExecSpec, ShellRunResult } from '../../protocol/types.js';
 import { OutputCollector } from '../../spill/collector.js';
-import { FileCapture } from '../../spill/file-capture.js';
+import { FileCapture, openFileCapture } from '../../spill/file-capture.js';
 import type { ProcessRegistry } from '../process-registry.js';
 import { DenialScanner } from '../sandbox/denial.js';
 import { confinedExit } from '../sandbox/exit-status.js';
@@ -54,8 +54,11 @@ export async function runForeground(spec: ExecSpec, ctx: RunContext): Promise<Sh
       spillPath: ctx.spillPath(stream),
       onText: ctx.onOutput && ((text) => ctx.onOutput!(stream, text)),
     });
-  const fileCapture = (stream: StreamName, maxBytes: number) =>
-    new FileCapture({ maxBytes, maxSpillBytes: config.maxSpillBytes, path: ctx.spillPath(stream) });
+  // A capture file that cannot be opened, or a nearly full disk, means a pipe (see openFileCapture).
+  const fileCapture = (stream: StreamName, maxBytes: number) => {
+    const capture = openFileCapture({ maxBytes, maxSpillBytes: config.maxSpillBytes, path: ctx.spillPath(stream) });
+    return capture instanceof FileCapture ? capture : collector(stream, maxBytes);
+  };
   const { confinement } = ctx;
   // A stream goes straight from the child into its capture file unless it is streamed (or, for
   // stderr, scanned for sandbox denials): no byte passes through the daemon, capture runs at the

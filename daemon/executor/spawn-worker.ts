@@ -8,7 +8,7 @@
  * group it started is killed and it exits, so nothing is left behind.
  */
 import type { ChildProcess } from 'node:child_process';
-import { closeSync, openSync } from 'node:fs';
+import { closeSync, constants, openSync } from 'node:fs';
 import { signalGroup } from './kill.js';
 import { startChild } from './spawn-child.js';
 import type { FromSpawner, PipeName, SpawnOrder, ToSpawner } from './spawn-messages.js';
@@ -37,7 +37,9 @@ function openFiles(files: SpawnOrder['files']): SpawnOrder['files'] | undefined 
   try {
     for (const stream of ['stdout', 'stderr'] as const) {
       const target = files[stream];
-      if (target) opened[stream] = { path: target.path, fd: openSync(target.path, 'r+') };
+      // Never through a symlink swapped in since the daemon created the file.
+      if (target)
+        opened[stream] = { path: target.path, fd: openSync(target.path, constants.O_RDWR | constants.O_NOFOLLOW) };
     }
     return opened;
   } catch {
@@ -57,7 +59,15 @@ function start(id: number, order: SpawnOrder): void {
     post({ t: 'error', id, message: 'cannot open the capture files' });
     return;
   }
-  const child = startChild({ ...order, files });
+  let child: ChildProcess;
+  try {
+    child = startChild({ ...order, files });
+  } catch (error) {
+    // `spawn` throws for arguments it refuses: report a failed spawn rather than end this process.
+    closeFiles(files);
+    post({ t: 'error', id, message: error instanceof Error ? error.message : String(error) });
+    return;
+  }
   // The child holds its own copies of the descriptors now.
   closeFiles(files);
   if (child.pid === undefined) {

@@ -7,6 +7,7 @@
  * these machines, while the daemon needs none of it — it captures, kills and settles processes
  * itself.
  */
+import { EventEmitter } from 'node:events';
 import { statSync } from 'node:fs';
 import { ExecdError } from '../../protocol/errors.js';
 import { PLATFORM } from '../../protocol/platform.js';
@@ -44,8 +45,24 @@ export function spawnShell(
   files: SpawnOrder['files'] = {},
 ): ShellProcess {
   const [file, ...args] = argv;
+  try {
+    return spawnOrder(spawner, file!, args, spec, stdin, files);
+  } catch (error) {
+    // `spawn` throws for arguments it refuses (a NUL byte, …): a failed spawn, never an exception.
+    return failedChild(error instanceof Error ? error : new Error(String(error)));
+  }
+}
+
+function spawnOrder(
+  spawner: Spawner,
+  file: string,
+  args: string[],
+  spec: ExecSpec,
+  stdin: string | undefined,
+  files: SpawnOrder['files'],
+): ShellProcess {
   return spawner.spawn({
-    file: file!,
+    file,
     args,
     cwd: spec.workdir,
     env: spec.env,
@@ -54,6 +71,13 @@ export function spawnShell(
     // POSIX: its own process group, so one signal reaches the whole tree (see platform.ts).
     detached: PLATFORM.spawnDetached,
   });
+}
+
+/** A child that never started: it emits 'error' on the next turn, like a failed `spawn`. */
+function failedChild(error: Error): ShellProcess {
+  const child = Object.assign(new EventEmitter(), { pid: undefined, stdout: null, stderr: null });
+  process.nextTick(() => child.emit('error', error));
+  return child;
 }
 
 /** Resolves undefined once spawned, or with SPAWN_FAILED when the shell could not start. */

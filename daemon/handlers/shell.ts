@@ -91,8 +91,14 @@ export const shellHandlers = [
         outputToken === undefined
           ? undefined
           : (stream, text) => {
-              if (!conn.closed)
+              if (conn.closed) return;
+              // Called from a pipe's 'data' listener, where a throw would end the daemon: a failed
+              // send (the connection just went) is dropped like a rejected one.
+              try {
                 void conn.rpc.sendProgress(OutputProgressType, outputToken, { stream, text }).catch(() => {});
+              } catch {
+                // The connection is gone; its run is aborted by the close.
+              }
             },
     });
     daemon.runs.add({ sessionId: params.sessionId, owner: conn, controller, done });

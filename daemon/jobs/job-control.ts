@@ -2,7 +2,8 @@
  * Ending jobs from outside: `job/kill`, `job/release`, a closed session, and shutdown. Each
  * resolves only once the process trees are gone.
  */
-import { rm, stat } from 'node:fs/promises';
+import { lstat, rm, stat } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { MAX_TIMER_MS } from '../../protocol/config.js';
 import type { Job } from './job.js';
 import type { JobTable } from './job-table.js';
@@ -20,16 +21,25 @@ export async function killJob(job: Job, graceMs: number): Promise<boolean> {
   return job.status === 'killed';
 }
 
-/** Deletes a job's log files. */
+/**
+ * Deletes a job's log files, unless their directory or the spill root is no longer a real
+ * directory: a symlink swapped in for either is never traversed (the files would be someone else's).
+ */
 export async function deleteJobFiles(job: Job): Promise<void> {
   const { logPaths } = job.identity;
+  // The session's directory and the spill root above it: a path through either must not lead elsewhere.
+  const dirs = new Set([logPaths.stdout, logPaths.stderr].flatMap((path) => [dirname(path), dirname(dirname(path))]));
+  for (const dir of dirs) {
+    const info = await lstat(dir).catch(() => undefined);
+    if (!info?.isDirectory()) return;
+  }
   await Promise.all([rm(logPaths.stdout, { force: true }), rm(logPaths.stderr, { force: true })]);
 }
 
 /** `job/release`: kills the job if it runs, forgets it and deletes its files. */
 export async function releaseJob(table: JobTable, job: Job, graceMs: number): Promise<void> {
   await killJob(job, graceMs);
-  table.forget(job);
+  forgetQuietly(table, job);
   await deleteJobFiles(job);
 }
 
@@ -61,12 +71,24 @@ export async function cleanJobs(table: JobTable, jobs: Job[]): Promise<{ release
 }
 
 /**
+ * Forgets a job even when its journal record cannot be written (a full disk): the table drops it
+ * before journaling, and a release or session close must still finish its work.
+ */
+function forgetQuietly(table: JobTable, job: Job): void {
+  try {
+    table.forget(job);
+  } catch {
+    // The next compaction writes the table without it.
+  }
+}
+
+/**
  * A session closed: its live jobs are killed, every job of it forgotten (its files go with the
  * session's directory). Resolves with how many jobs were killed.
  */
 export async function endSessionJobs(table: JobTable, sessionId: string, graceMs: number): Promise<number> {
   const outcomes = await Promise.all(table.live(sessionId).map((job) => killJob(job, graceMs)));
-  for (const job of table.list(sessionId)) table.forget(job);
+  for (const job of table.list(sessionId)) forgetQuietly(table, job);
   return outcomes.filter(Boolean).length;
 }
 

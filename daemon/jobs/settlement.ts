@@ -9,8 +9,21 @@ export const DAEMON_RESTARTED_DETAIL = 'daemon restarted while the job was runni
 
 /** How a job ended, as the executor saw it. */
 export type JobOutcome =
-  /** The process ended; `killRequested` when execd had asked it to stop. */
-  | { kind: 'exit'; exitCode: number | null; signal: string | null; killRequested: boolean }
+  /**
+   * The process ended; `killRequested` when execd had asked it to stop. `outputNote` says what
+   * went wrong with its log files (`stderr: output could not be saved: ENOSPC: …`).
+   */
+  | {
+      kind: 'exit';
+      exitCode: number | null;
+      signal: string | null;
+      killRequested: boolean;
+      outputNote?: string;
+    }
+  /** Starting it failed after it entered the table (a log file, the journal, a refused argument). */
+  | { kind: 'start-failed'; reason: string }
+  /** Following its process failed; the process was killed. */
+  | { kind: 'watch-failed'; reason: string }
   /** The process never started. */
   | { kind: 'spawn-failed'; reason: string }
   /** The sandbox runner failed before the command ran. */
@@ -31,10 +44,16 @@ export interface Settlement {
  */
 export function settlementOf(outcome: JobOutcome): Settlement {
   switch (outcome.kind) {
-    case 'exit':
-      if (outcome.signal !== null) return { status: 'killed', detail: `signal: ${outcome.signal}` };
-      if (outcome.killRequested) return { status: 'killed', detail: 'killed before exit' };
-      return { status: 'completed', detail: `exit code: ${outcome.exitCode ?? 0}` };
+    case 'exit': {
+      const note = outcome.outputNote === undefined ? '' : `; ${outcome.outputNote}`;
+      if (outcome.signal !== null) return { status: 'killed', detail: `signal: ${outcome.signal}${note}` };
+      if (outcome.killRequested) return { status: 'killed', detail: `killed before exit${note}` };
+      return { status: 'completed', detail: `exit code: ${outcome.exitCode ?? 0}${note}` };
+    }
+    case 'start-failed':
+      return { status: 'failed', detail: `start failed: ${outcome.reason}` };
+    case 'watch-failed':
+      return { status: 'failed', detail: `following the process failed (it was killed): ${outcome.reason}` };
     case 'spawn-failed':
       return { status: 'failed', detail: `spawn failed: ${outcome.reason}` };
     case 'runner-failed':

@@ -6,18 +6,19 @@
 import { join } from 'node:path';
 import { once } from 'node:events';
 import type { Config } from '../../protocol/config.js';
-import type { ExecSpec } from '../../protocol/types.js';
+import type { CollectedOutput, ExecSpec } from '../../protocol/types.js';
 import { OutputCollector } from '../../spill/collector.js';
-import { FileCapture } from '../../spill/file-capture.js';
+import { FileCapture, openFileCapture } from '../../spill/file-capture.js';
+import { failureText } from '../../spill/spill-file.js';
 import { drainAfterExit } from '../executor/drain.js';
-import { groupAlive, terminateGroup } from '../executor/kill.js';
+import { groupAlive, signalGroup, terminateGroup, waitGroupGone } from '../executor/kill.js';
 import { HAS_PROC, readProcStat } from '../executor/proc.js';
 import { checkWorkdir, spawned, spawnShell, type ShellProcess } from '../executor/spawn.js';
 import type { Spawner } from '../executor/spawner.js';
 import type { Logger } from '../logger.js';
 import type { ProcessRegistry, TrackedGroup } from '../process-registry.js';
 import { Job } from './job.js';
-import { CapturedFileStream, CollectedStream, LogFileStream, TailBytesStream } from './job-streams.js';
+import { CapturedFileStream, CollectedStream, LogFileStream, TailBytesStream, type JobStream } from './job-streams.js';
 import type { JobTable } from './job-table.js';
 import type { JobLaunchPlan } from './launch-plan.js';
 import type { JobOutcome } from './settlement.js';
@@ -35,15 +36,39 @@ export interface StartJobContext {
   stdin?: string;
 }
 
-/** Where a running job's output goes. */
+/** Where a running job's output goes: stdout straight into its log file, or (no room) through a pipe. */
 interface Capture {
-  stdout: FileCapture;
+  stdout: FileCapture | OutputCollector;
   stderr: OutputCollector;
 }
 
 /**
+ * Opens a job's captures. Never throws: when the stdout log cannot be a file the child writes
+ * itself (no descriptor or inode left, a nearly full disk), stdout goes through a pipe like stderr,
+ * and a log file that cannot be written keeps only the tail in memory (its `saveError` says why).
+ */
+function openCapture(logPaths: Record<'stdout' | 'stderr', string>, config: Config): Capture {
+  const limits = { maxBytes: config.maxOutputBytes, maxSpillBytes: config.maxSpillBytes };
+  const collector = (path: string) => new OutputCollector({ ...limits, spillPath: path, alwaysToFile: true });
+  const stdout = openFileCapture({ ...limits, path: logPaths.stdout, keepFile: true });
+  return {
+    stdout: stdout instanceof FileCapture ? stdout : collector(logPaths.stdout),
+    stderr: collector(logPaths.stderr),
+  };
+}
+
+/** The readable stream of a running job's capture. */
+function liveStream(capture: FileCapture | OutputCollector, windowBytes: number): JobStream {
+  return capture instanceof FileCapture ? new CapturedFileStream(capture, windowBytes) : new CollectedStream(capture);
+}
+
+/**
  * Creates the job and spawns its process. Resolves once the process runs (its pid is known) or
- * the spawn failed, in which case the job is already settled `failed`.
+ * starting it failed, in which case the job is already settled `failed`.
+ *
+ * Transactional: from the moment the job is in the table, any failure (a refused argument, the
+ * journal that cannot be written, …) settles it `failed` with a detail naming the cause and kills
+ * a process already spawned, so no job stays `running` without a process or a watcher.
  */
 export async function startJob(
   spec: ExecSpec,
@@ -54,41 +79,78 @@ export async function startJob(
   const { config, table } = ctx;
   const id = table.allocateId();
   const logPaths = { stdout: join(ctx.logDir, `${id}.stdout`), stderr: join(ctx.logDir, `${id}.stderr`) };
-  const limits = { maxBytes: config.maxOutputBytes, maxSpillBytes: config.maxSpillBytes };
-  const capture: Capture = {
-    stdout: new FileCapture({ ...limits, path: logPaths.stdout, keepFile: true }),
-    stderr: new OutputCollector({ ...limits, spillPath: logPaths.stderr, alwaysToFile: true }),
-  };
+  const capture = openCapture(logPaths, config);
   const job = new Job(
     { id, label: spec.command, ownerSession: sessionId, startedAt: new Date(), logPaths },
     {
-      stdout: new CapturedFileStream(capture.stdout, config.maxOutputBytes),
+      stdout: liveStream(capture.stdout, config.maxOutputBytes),
       stderr: new CollectedStream(capture.stderr),
     },
   );
   job.sandbox = plan.sandbox;
-  table.add(job);
+  let child: ShellProcess | undefined;
+  let group: TrackedGroup | undefined;
+  try {
+    table.add(job);
+    const failEarly = (outcome: JobOutcome) => {
+      finishCapture(job, capture, config.maxOutputBytes);
+      job.settle(outcome);
+      return job;
+    };
+    if (plan.refused !== undefined) return failEarly({ kind: 'runner-failed', reason: plan.refused });
+    const missing = checkWorkdir(spec.workdir);
+    if (missing) return failEarly({ kind: 'spawn-failed', reason: missing.message });
+    const files = capture.stdout instanceof FileCapture ? { stdout: capture.stdout.target } : {};
+    child = spawnShell(ctx.spawner, spec, ctx.stdin, plan.argv, files);
+    const failure = await spawned(child, plan.argv[0]!);
+    if (failure)
+      return failEarly({ kind: plan.runnerFailure ? 'runner-failed' : 'spawn-failed', reason: failure.message });
 
-  const failEarly = (outcome: JobOutcome) => {
-    finishCapture(job, capture, config.maxOutputBytes);
-    job.settle(outcome);
+    job.pid = child.pid!;
+    group = ctx.processes.track({ pgid: job.pid, sessionId, kind: 'job' });
+    if (HAS_PROC) job.procStartTime = readProcStat(job.pid)?.startTime;
+    table.record(job);
+    ctx.log.info({ jobId: id, sessionId, pid: job.pid }, 'job started');
+  } catch (error) {
+    // Nothing watches the process yet: kill it, close the captures, settle the job failed.
+    ctx.log.error({ jobId: id, sessionId, err: failureText(error) }, 'job start failed');
+    const pid = child?.pid;
+    if (pid !== undefined) group ??= ctx.processes.track({ pgid: pid, sessionId, kind: 'job' });
+    child?.stdout?.destroy();
+    child?.stderr?.destroy();
+    await abandonJob(job, capture, group, { kind: 'start-failed', reason: failureText(error) }, ctx);
     return job;
-  };
-  if (plan.refused !== undefined) return failEarly({ kind: 'runner-failed', reason: plan.refused });
-  const missing = checkWorkdir(spec.workdir);
-  if (missing) return failEarly({ kind: 'spawn-failed', reason: missing.message });
-  const child = spawnShell(ctx.spawner, spec, ctx.stdin, plan.argv, { stdout: capture.stdout.target });
-  const failure = await spawned(child, plan.argv[0]!);
-  if (failure)
-    return failEarly({ kind: plan.runnerFailure ? 'runner-failed' : 'spawn-failed', reason: failure.message });
-
-  job.pid = child.pid!;
-  if (HAS_PROC) job.procStartTime = readProcStat(job.pid)?.startTime;
-  table.record(job);
-  ctx.log.info({ jobId: id, sessionId, pid: job.pid }, 'job started');
-  const group = ctx.processes.track({ pgid: job.pid, sessionId, kind: 'job' });
-  void watchJob(job, child, capture, plan, group, ctx);
+  }
+  const watched = { child, group };
+  // The chain ends in abandonJob, which never rejects.
+  watchJob(job, watched.child, capture, plan, watched.group, ctx).catch((error: unknown) =>
+    abandonJob(job, capture, watched.group, { kind: 'watch-failed', reason: failureText(error) }, ctx),
+  );
   return job;
+}
+
+/**
+ * Ends a job that failed to start or to be followed: its process group (if one was spawned) is
+ * killed and awaited, its capture closed, and the job settled with `outcome`. Never throws.
+ */
+async function abandonJob(
+  job: Job,
+  capture: Capture,
+  group: TrackedGroup | undefined,
+  outcome: JobOutcome,
+  ctx: StartJobContext,
+): Promise<void> {
+  if (group) {
+    signalGroup(group.pgid, 'SIGKILL');
+    await waitGroupGone(group.pgid, ctx.config.graceMs);
+    ctx.processes.untrack(group);
+  }
+  try {
+    finishCapture(job, capture, ctx.config.maxOutputBytes);
+  } catch {
+    // Reads fall back to what the streams held; the settlement below is what matters.
+  }
+  job.settle(outcome);
 }
 
 /** Follows the process to its end and settles the job. */
@@ -109,9 +171,12 @@ async function watchJob(
     noteKill();
     return killing;
   };
-  // A kill that came while the process was being spawned.
+  // A kill that came while the process was being spawned (terminateGroup never rejects).
   if (job.killRequested) void job.killTree(ctx.config.graceMs);
 
+  // Collectors never throw (a log file that cannot be written is noted), so these listeners cannot.
+  const { stdout } = capture;
+  if (stdout instanceof OutputCollector) child.stdout!.on('data', (chunk: Buffer) => stdout.write(chunk));
   child.stderr!.on('data', (chunk: Buffer) => {
     capture.stderr.write(chunk);
     plan.onStderr?.(chunk);
@@ -127,12 +192,13 @@ async function watchJob(
     killRequested.then(() => killing),
   );
   if (killing) await killing;
+  child.stdout?.destroy();
   child.stderr!.destroy();
   const leftover = !killing && groupAlive(pid);
   if (leftover) group.kind = 'leftover';
   else ctx.processes.untrack(group);
 
-  const { stdoutBytes, stderr } = finishCapture(
+  const { stdoutBytes, stderr, outputNote } = finishCapture(
     job,
     capture,
     ctx.config.maxOutputBytes,
@@ -145,24 +211,46 @@ async function watchJob(
     stderrTruncated: stderr.truncated,
   });
   if (runnerFailed !== undefined) job.settle({ kind: 'runner-failed', reason: runnerFailed });
-  else job.settle({ kind: 'exit', exitCode, signal, killRequested: job.killRequested });
+  else job.settle({ kind: 'exit', exitCode, signal, killRequested: job.killRequested, outputNote });
 }
 
 /**
  * A settled job's output no longer changes: reads go to its log files through a window of the same
- * size, and the memory and descriptors go with the process. A stream whose file passed the cap
- * keeps its tail. A leftover descendant that may still write stdout (`writersAlive`) cannot grow
- * the answered log.
+ * size, and the memory and descriptors go with the process. A stream whose file passed the cap, or
+ * could not be written, keeps its tail. A leftover descendant that may still write stdout
+ * (`writersAlive`) cannot grow the answered log. `outputNote` names a log that could not be saved.
  */
 function finishCapture(job: Job, capture: Capture, windowBytes: number, writersAlive?: () => boolean) {
-  const stdout = capture.stdout.finish(writersAlive);
-  const stdoutBytes = capture.stdout.totalBytes;
-  job.streams.stdout =
-    stdout.spillPath === undefined
-      ? new TailBytesStream(capture.stdout.answeredTail!, stdoutBytes)
-      : new LogFileStream(stdout.spillPath, stdoutBytes, windowBytes);
-  const stderr = capture.stderr.finish();
-  const { spillPath, totalBytes } = capture.stderr;
-  if (spillPath !== undefined) job.streams.stderr = new LogFileStream(spillPath, totalBytes, windowBytes);
-  return { stdoutBytes, stderr };
+  let stdout: CollectedOutput;
+  let stdoutBytes: number;
+  if (capture.stdout instanceof FileCapture) {
+    stdout = capture.stdout.finish(writersAlive);
+    stdoutBytes = capture.stdout.totalBytes;
+    job.streams.stdout =
+      stdout.spillPath === undefined
+        ? new TailBytesStream(capture.stdout.answeredTail!, stdoutBytes)
+        : new LogFileStream(stdout.spillPath, stdoutBytes, windowBytes);
+  } else {
+    stdout = finishCollected(job, 'stdout', capture.stdout, windowBytes);
+    stdoutBytes = capture.stdout.totalBytes;
+  }
+  const stderr = finishCollected(job, 'stderr', capture.stderr, windowBytes);
+  const notes = [
+    ...(stdout.saveError === undefined ? [] : [`stdout: ${stdout.saveError}`]),
+    ...(stderr.saveError === undefined ? [] : [`stderr: ${stderr.saveError}`]),
+  ];
+  return { stdoutBytes, stderr, outputNote: notes.length > 0 ? notes.join('; ') : undefined };
+}
+
+/** Ends a piped stream: read from its log file from now on, or from memory when there is none. */
+function finishCollected(
+  job: Job,
+  name: 'stdout' | 'stderr',
+  collector: OutputCollector,
+  windowBytes: number,
+): CollectedOutput {
+  const output = collector.finish();
+  const { spillPath, totalBytes } = collector;
+  if (spillPath !== undefined) job.streams[name] = new LogFileStream(spillPath, totalBytes, windowBytes);
+  return output;
 }

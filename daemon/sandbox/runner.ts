@@ -100,7 +100,11 @@ export function confine(
   if (runner.unavailable !== undefined)
     return sandboxUnavailable(mode, `${BWRAP} does not work here (${runner.unavailable})`);
   // The spill directory must exist before bwrap can bind it.
-  ensurePrivateDir(places.spillDir);
+  try {
+    ensurePrivateDir(places.spillDir);
+  } catch (error) {
+    return sandboxUnavailable(mode, `cannot create the session's spill directory: ${(error as Error).message}`);
+  }
   const argv = bwrapArgv(
     {
       mode,

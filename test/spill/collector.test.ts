@@ -1,5 +1,5 @@
 /** The bounded collector against real files in a temp dir. */
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -59,5 +59,21 @@ describe('OutputCollector', () => {
     c.write(bytes.subarray(2));
     c.finish();
     expect(texts).toEqual(['a', '€b']);
+  });
+
+  it('keeps the tail and names the cause when the spill file cannot be created, and never throws', () => {
+    dir = mkdtempSync(join(tmpdir(), 'execd-collector-'));
+    // The spill file's directory would have to be below a regular file: ENOTDIR at creation.
+    writeFileSync(join(dir, 'blocker'), '');
+    const c = new OutputCollector({
+      maxBytes: 4,
+      maxSpillBytes: 1 << 20,
+      spillPath: join(dir, 'blocker', 's', 'run.stdout'),
+    });
+    for (const part of ['ab', 'cd', 'ef', 'gh']) c.write(Buffer.from(part));
+    const result = c.finish();
+    expect(result).toMatchObject({ text: 'efgh', truncated: true });
+    expect(result.spillPath).toBeUndefined();
+    expect(result.saveError).toMatch(/^output could not be saved: ENOTDIR/);
   });
 });

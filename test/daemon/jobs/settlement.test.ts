@@ -5,6 +5,26 @@ import { DAEMON_RESTARTED_DETAIL, settlementOf } from '../../../daemon/jobs/sett
 import type { ProcStat } from '../../../daemon/executor/proc.js';
 
 describe('settlementOf', () => {
+  it('appends a note on unsaved logs, and names a failed start or watcher', () => {
+    expect(
+      settlementOf({
+        kind: 'exit',
+        exitCode: 0,
+        signal: null,
+        killRequested: false,
+        outputNote: 'stderr: output could not be saved: ENOSPC',
+      }),
+    ).toEqual({ status: 'completed', detail: 'exit code: 0; stderr: output could not be saved: ENOSPC' });
+    expect(settlementOf({ kind: 'start-failed', reason: 'ENOSPC: no space left on device, write' })).toEqual({
+      status: 'failed',
+      detail: 'start failed: ENOSPC: no space left on device, write',
+    });
+    expect(settlementOf({ kind: 'watch-failed', reason: 'EMFILE' })).toEqual({
+      status: 'failed',
+      detail: 'following the process failed (it was killed): EMFILE',
+    });
+  });
+
   it('calls any exit by itself completed, whatever the code', () => {
     expect(settlementOf({ kind: 'exit', exitCode: 0, signal: null, killRequested: false })).toEqual({
       status: 'completed',
