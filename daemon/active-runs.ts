@@ -20,7 +20,8 @@ export class ActiveRuns {
   /** Registers a run until its `done` settles. */
   add(run: ActiveRun): void {
     this.runs.add(run);
-    void run.done.finally(() => this.runs.delete(run));
+    // A rejected run reaches the handler that awaits `done` (answered, logged); this copy is only for cleanup.
+    run.done.finally(() => this.runs.delete(run)).catch(() => {});
   }
 
   /** How many runs are in flight. */

@@ -118,7 +118,8 @@ export class ClientConnection implements SessionHolder {
       violation.code === 'LIMIT_EXCEEDED'
         ? toResponseError(new ExecdError('LIMIT_EXCEEDED', violation.message))
         : new ResponseError(RpcErrorCodes.ParseError, violation.message);
-    void this.writer.write({ jsonrpc: '2.0', id: null, error: error.toJson() } as Message);
+    // A farewell that cannot be written changes nothing: the connection closes either way.
+    this.writer.write({ jsonrpc: '2.0', id: null, error: error.toJson() } as Message).catch(() => {});
     this.close();
   }
 
@@ -142,7 +143,8 @@ export class ClientConnection implements SessionHolder {
 
   private track(handling: Promise<unknown>): Promise<unknown> {
     this.inFlight.add(handling);
-    void handling.finally(() => this.inFlight.delete(handling));
+    // vscode-jsonrpc answers a rejected `handling` itself; this copy is only for cleanup.
+    handling.finally(() => this.inFlight.delete(handling)).catch(() => {});
     return handling;
   }
 

@@ -144,7 +144,8 @@ export class FileCapture {
     this.closed = true;
     openSpillFiles.delete(this.options.path);
     const close = () => closeSync(this.fd);
-    if (this.punch) void this.punch.then(close);
+    // The punch itself never rejects; a close that fails leaves nothing to release.
+    if (this.punch) this.punch.then(close).catch(() => {});
     else close();
   }
 

@@ -3,6 +3,7 @@
  * journal that lets a restarted daemon find every job again.
  */
 import { ExecdError } from '../../protocol/errors.js';
+import type { Logger } from '../logger.js';
 import { formatJobId } from './ids.js';
 import type { Job } from './job.js';
 import { fromRecord, toRecord } from './job-record.js';
@@ -18,6 +19,7 @@ export class JobTable {
     journalPath: string,
     /** Called once per job when it settles, after its settlement is journaled. */
     private readonly onSettled: (job: Job) => void,
+    private readonly log: Logger,
   ) {
     this.journal = new JobJournal(journalPath, {
       state: () => ({ nextNumber: this.nextNumber, jobs: [...this.jobs.values()].map(toRecord) }),
@@ -51,11 +53,14 @@ export class JobTable {
   add(job: Job): void {
     this.jobs.set(job.id, job);
     this.record(job);
-    void job.settled.then(() => {
-      if (this.jobs.get(job.id) !== job) return;
-      this.record(job);
-      this.onSettled(job);
-    });
+    job.settled
+      .then(() => {
+        if (this.jobs.get(job.id) !== job) return;
+        this.record(job);
+        this.onSettled(job);
+      })
+      // E.g. the journal cannot be written (full disk): the job stays settled in memory.
+      .catch((error: unknown) => this.log.error({ jobId: job.id, err: error }, 'journaling a settled job failed'));
   }
 
   /** Journals a job's current state (after its pid, `reported` or settlement changed). */

@@ -87,7 +87,12 @@ export async function startJob(
   table.record(job);
   ctx.log.info({ jobId: id, sessionId, pid: job.pid }, 'job started');
   const group = ctx.processes.track({ pgid: job.pid, sessionId, kind: 'job' });
-  void watchJob(job, child, capture, plan, group, ctx);
+  watchJob(job, child, capture, plan, group, ctx).catch((error: unknown) => {
+    // The job must not stay `running`; its tree, if alive, dies with the session as a leftover.
+    ctx.log.error({ jobId: id, err: error }, 'following a job failed');
+    group.kind = 'leftover';
+    job.settle({ kind: 'watch-failed', reason: (error as Error).message });
+  });
   return job;
 }
 
@@ -110,7 +115,8 @@ async function watchJob(
     return killing;
   };
   // A kill that came while the process was being spawned.
-  if (job.killRequested) void job.killTree(ctx.config.graceMs);
+  // `killing` is awaited below, which handles its failure.
+  if (job.killRequested) job.killTree(ctx.config.graceMs).catch(() => {});
 
   child.stderr!.on('data', (chunk: Buffer) => {
     capture.stderr.write(chunk);
