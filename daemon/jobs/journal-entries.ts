@@ -31,8 +31,10 @@ export interface JournalState {
 /** Parses one line; a torn last line (a crash mid-write) or garbage yields undefined. */
 export function parseEntry(line: string): JournalEntry | undefined {
   try {
-    const entry = JSON.parse(line) as JournalEntry;
-    return entry && typeof entry === 'object' && typeof entry.t === 'string' ? entry : undefined;
+    const entry: unknown = JSON.parse(line);
+    return typeof entry === 'object' && entry !== null && 't' in entry && typeof entry.t === 'string'
+      ? (entry as JournalEntry)
+      : undefined;
   } catch {
     return undefined;
   }
