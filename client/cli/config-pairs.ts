@@ -22,5 +22,5 @@ export function parseConfigPairs(pairs: string[]): ConfigPatch {
     }
     patch[key] = value;
   }
-  return patch as ConfigPatch;
+  return patch;
 }

@@ -41,7 +41,7 @@ export const peekCommand: CommandRunner = async (argv, globals) => {
     strict: true,
   });
   const jobId = jobIdArgument('peek', positionals);
-  const sessionId = values.session!;
+  const sessionId = values.session;
   const stdoutOffset = offset('--stdout-offset', values['stdout-offset']);
   const stderrOffset = offset('--stderr-offset', values['stderr-offset']);
   const peeked = await inSession(endpointOf(values, globals), sessionId, (client) =>

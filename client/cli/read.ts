@@ -62,13 +62,13 @@ export const readCommand: CommandRunner = async (argv, globals) => {
     strict: true,
   });
   const jobId = jobIdArgument('read', positionals);
-  const sessionId = values.session!;
+  const sessionId = values.session;
   return inSession(endpointOf(values, globals), sessionId, async (client) => {
     if (!values.follow) {
-      print(await client.call(JobRead, { sessionId, jobId }), values.json!);
+      print(await client.call(JobRead, { sessionId, jobId }), values.json);
       return 0;
     }
-    const job = await follow(client, sessionId, jobId, values.json!);
+    const job = await follow(client, sessionId, jobId, values.json);
     const marker = jobMarker(job);
     if (marker && !values.json) process.stderr.write(`${marker}\n`);
     return jobExitCode(job);

@@ -68,12 +68,12 @@ export const runCommand: CommandRunner = async (argv, globals) => {
   const command = positionals.join(' ');
   const client = await connectOrStart(endpointOf(values, globals));
   try {
-    await openSession(client, values.session!);
+    await openSession(client, values.session);
     const controller = new AbortController();
     process.once('SIGINT', () => controller.abort());
     const streaming = !values.json && !values.render;
     const result = await client.run(
-      { sessionId: values.session!, command, workdir: values.workdir ?? process.cwd(), timeoutMs },
+      { sessionId: values.session, command, workdir: values.workdir ?? process.cwd(), timeoutMs },
       {
         signal: controller.signal,
         onOutput: streaming ? ({ stream, text }) => process[stream].write(text) : undefined,

@@ -46,7 +46,7 @@ export const serveCommand: CommandRunner = async (argv) => {
     },
     strict: true,
   });
-  const level = values['log-level']!;
+  const level = values['log-level'];
   if (!LOG_LEVELS.includes(level))
     throw usageError('serve', `--log-level must be one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(level)}`);
   const idleExitMs = values['idle-exit-ms'] === undefined ? 0 : Number(values['idle-exit-ms']);
@@ -56,7 +56,7 @@ export const serveCommand: CommandRunner = async (argv) => {
       `--idle-exit-ms must be a non-negative number of milliseconds, got ${JSON.stringify(values['idle-exit-ms'])}`,
     );
   }
-  const configFlags = parseConfigPairs(values.config!);
+  const configFlags = parseConfigPairs(values.config);
   if (values.sandbox !== undefined) {
     const mode = sandboxModeSchema().safeParse(values.sandbox);
     if (!mode.success)

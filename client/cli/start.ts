@@ -31,7 +31,7 @@ export const startCommand: CommandRunner = async (argv, globals) => {
     strict: true,
   });
   if (positionals.length === 0) throw usageError('start', 'missing COMMAND (usage: execd start -- COMMAND...)');
-  const sessionId = values.session!;
+  const sessionId = values.session;
   const started = await inSession(endpointOf(values, globals), sessionId, (client) =>
     client.call(ShellStart, { sessionId, command: positionals.join(' '), workdir: values.workdir ?? process.cwd() }),
   );
