@@ -16,6 +16,8 @@ export default defineConfig({
       provider: 'v8',
       include: ['daemon/**/*.ts', 'spill/**/*.ts', 'client/**/*.ts', 'protocol/**/*.ts'],
       reporter: ['json'],
+      // Emptied at each start: the child processes' raw coverage (coverage/processes) lives beside it.
+      reportsDirectory: 'coverage/vitest',
       reportOnFailure: true,
     },
   },
