@@ -78,10 +78,11 @@ export async function benchJobs(daemon: BenchDaemon): Promise<Figure[]> {
       }
     }),
   );
-  let allStarted = false;
-  void starting.then(() => (allStarted = true));
+  const started = { all: false };
+  // Each start catches its own failure, and `starting` is awaited below.
+  starting.then(() => (started.all = true)).catch(() => {});
   const until = Date.now() + DEADLINE_MS;
-  while ((!allStarted || tracks.some((track) => !track.done)) && Date.now() < until && !startFailure) {
+  while ((!started.all || tracks.some((track) => !track.done)) && Date.now() < until && !startFailure) {
     const tick = performance.now();
     await Promise.all(tracks.filter((track) => !track.done).map((track) => readOnce(track, delays)));
     const rest = READ_EVERY_MS - (performance.now() - tick);

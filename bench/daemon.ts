@@ -70,7 +70,7 @@ export async function startBenchDaemon(config: Record<string, unknown> = {}): Pr
       () => reject(new Error(`the daemon did not listen within ${START_TIMEOUT_MS}ms`)),
       START_TIMEOUT_MS,
     );
-    proc.stderr!.setEncoding('utf8').on('data', (text: string) => {
+    proc.stderr.setEncoding('utf8').on('data', (text: string) => {
       log = (log + text).slice(-10_000);
       if (log.includes('"msg":"listening"')) {
         clearTimeout(timer);

@@ -102,7 +102,7 @@ export class ExecdClient {
     try {
       const args: unknown[] = [params];
       if (source) args.push(source.token);
-      return (await this.rpc.sendRequest(decl.method, ...args)) as ResultOf<D>;
+      return await this.rpc.sendRequest(decl.method, ...args);
     } catch (error) {
       throw toClientError(error);
     } finally {

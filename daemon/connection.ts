@@ -159,7 +159,8 @@ export class ClientConnection implements SessionHolder {
       violation.code === 'LIMIT_EXCEEDED'
         ? toResponseError(new ExecdError('LIMIT_EXCEEDED', violation.message))
         : new ResponseError(RpcErrorCodes.ParseError, violation.message);
-    void this.writer.write({ jsonrpc: '2.0', id: null, error: error.toJson() } as Message);
+    // A farewell that cannot be written changes nothing: the connection closes either way.
+    this.writer.write({ jsonrpc: '2.0', id: null, error: error.toJson() } as Message).catch(() => {});
     this.close();
     // Nothing more it sends will be read: stop taking (and discarding) its bytes now.
     this.socket.pause();

@@ -20,7 +20,7 @@ export interface LockHolder {
 }
 
 /** The outcome of `tryLock`. */
-export type LockAttempt = { acquired: true; release(): void } | { acquired: false; holder: LockHolder };
+export type LockAttempt = { acquired: true; release: () => void } | { acquired: false; holder: LockHolder };
 
 /** A breaker lock older than this belongs to a process that died in the middle of a break. */
 const BREAKER_STALE_MS = 2_000;

@@ -49,7 +49,7 @@ export interface RunningDaemon {
   context: DaemonContext;
   /** Resolves when the daemon has shut down completely. */
   closed: Promise<void>;
-  /** Starts a graceful shutdown and resolves when it is complete. */
+  /** Starts a graceful shutdown and resolves when it is complete; never rejects (a failed step is logged). */
   shutdown(reason: string): Promise<void>;
 }
 
@@ -136,7 +136,7 @@ async function startOwnedDaemon(
   );
   // Jobs a crashed daemon left running are failed now; their groups die in the background.
   const interrupted = jobs.restore(config.get().maxOutputBytes);
-  killOrphanedGroups(interrupted, processes, config.get().graceMs);
+  killOrphanedGroups(interrupted, processes, config.get().graceMs, options.log);
 
   const context: DaemonContext = {
     version: VERSION,
@@ -157,6 +157,7 @@ async function startOwnedDaemon(
     sandbox: await createSandboxRunner(options.bwrapPath ?? process.env.EXECD_BWRAP ?? 'bwrap'),
     spill,
     shuttingDown: false,
+    // eslint-disable-next-line @typescript-eslint/no-floating-promises -- shutdown() logs a failure and never rejects
     requestShutdown: (reason) => void shutdown(reason),
     nextRunName: () => `run-${stamp}-${++runCounter}`,
   };
@@ -217,7 +218,11 @@ async function startOwnedDaemon(
       await step('close the spawner', () => context.spawner.close());
       await step('log', () => context.log.info('shut down'));
       markClosed();
-    })();
+    })().catch((error: unknown) => {
+      // E.g. the final journal compaction on a full disk: the process must still exit.
+      context.log.error({ reason, err: error }, 'shutdown failed');
+      markClosed();
+    });
     return shutdownPromise;
   }
 
@@ -239,7 +244,9 @@ async function startOwnedDaemon(
       connections.delete(conn);
       context.sessions.detach(conn);
       // A dropped client leaves no foreground process behind; its background jobs live on.
-      void context.runs.abortWhere((run) => run.owner === conn);
+      context.runs
+        .abortWhere((run) => run.owner === conn)
+        .catch((error: unknown) => context.log.error({ conn: conn.id, err: error }, 'aborting runs failed'));
     });
   });
   context.log.info(

@@ -114,7 +114,7 @@ export class SpillSweeper implements SpillUsage {
 
   /** Sweeps now and then every `SWEEP_INTERVAL_MS`; the timer never keeps the daemon alive. */
   start(): Promise<SweepPlan> {
-    this.timer = setInterval(() => void this.sweep(), SWEEP_INTERVAL_MS).unref();
+    this.timer = setInterval(() => this.sweepInBackground(), SWEEP_INTERVAL_MS).unref();
     return this.sweep();
   }
 
@@ -151,8 +151,13 @@ export class SpillSweeper implements SpillUsage {
     if (this.pending || this.stopped) return;
     this.pending = setTimeout(() => {
       this.pending = undefined;
-      void this.sweep();
+      this.sweepInBackground();
     }, SWEEP_DEBOUNCE_MS).unref();
+  }
+
+  /** A sweep nobody awaits: its failure is logged, and the next one tries again. */
+  private sweepInBackground(): void {
+    this.sweep().catch((error: unknown) => this.log.warn({ err: error }, 'spill sweep failed'));
   }
 
   private async sweepOnce(): Promise<SweepPlan> {

@@ -37,6 +37,7 @@ export type ViolationListener = (violation: FrameViolation | { code: 'UNREAD'; m
 /** Adapts a socket to vscode-jsonrpc's readable, passing data on only while the guard accepts it. */
 function guardedReadable(socket: Socket, guard: FrameGuard, onViolation: ViolationListener): RAL.ReadableStream {
   let refused = false;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the listener type of socket.on(string, …) itself
   const on = (event: string, listener: (...args: any[]) => void) => {
     socket.on(event, listener);
     return Disposable.create(() => socket.off(event, listener));

@@ -66,8 +66,7 @@ function request<R>() {
 }
 
 /** Any request declaration. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type AnyRequestDecl = RequestDecl<z.ZodType, any>;
+export type AnyRequestDecl = RequestDecl<z.ZodType, unknown>;
 /** Params of a declared request, as a client writes them. */
 export type ParamsOf<D> = D extends RequestDecl<infer S, unknown> ? z.input<S> : never;
 /** Result of a declared request. */

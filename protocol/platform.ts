@@ -3,6 +3,7 @@
  * a command, which tool the model gets, and how process trees are killed. Nothing else branches on
  * `process.platform`; tests inject the platform and the host instead of depending on the machine.
  */
+import type * as Crypto from 'node:crypto';
 import { createRequire } from 'node:module';
 import { homedir, tmpdir, userInfo } from 'node:os';
 import { posix as posixPath, win32 as win32Path } from 'node:path';
@@ -16,7 +17,7 @@ export interface PlatformFacts {
   /** The model-facing tool: `bash` on POSIX, `pwsh` on Windows — never both. */
   toolName: 'bash' | 'pwsh';
   /** The argv that runs one command string, unparsed. */
-  shellArgv(command: string): string[];
+  shellArgv: (command: string) => string[];
   /**
    * The default socket path or pipe name. On Windows a state dir other than the default adds a
    * suffix derived from it, so that daemons with different state dirs never share a pipe.
@@ -59,7 +60,7 @@ export const CURRENT_HOST: HostFacts = {
 export function pipeSuffix(stateDir: string): string {
   const normalised = win32Path.resolve(stateDir).toLowerCase();
   // Required here, not imported: only Windows names pipes, and loading crypto costs every client start.
-  const { createHash } = createRequire(import.meta.url)('node:crypto') as typeof import('node:crypto');
+  const { createHash } = createRequire(import.meta.url)('node:crypto') as typeof Crypto;
   return createHash('sha256').update(normalised).digest('hex').slice(0, 8);
 }
 

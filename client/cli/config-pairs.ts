@@ -33,5 +33,5 @@ export function parseConfigPairs(pairs: string[], command: string, flag?: string
     }
     patch[key] = value;
   }
-  return patch as ConfigPatch;
+  return patch;
 }

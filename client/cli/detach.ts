@@ -27,7 +27,7 @@ export function reportStart(report: StartReport): Promise<void> {
   if (!send) return Promise.resolve();
   return new Promise((resolve) => {
     send(report, undefined, {}, () => {
-      process.disconnect?.();
+      process.disconnect();
       resolve();
     });
   });

@@ -8,7 +8,7 @@ export const EXIT_TIMEOUT = 124;
 
 /** 128 + the signal's number, as a shell reports a death by signal. */
 export function signalExitCode(signal: string): number {
-  const number = constants.signals[signal as keyof typeof constants.signals];
+  const number = (constants.signals as Partial<Record<string, number>>)[signal];
   return number === undefined ? EXIT_EXECD_ERROR : 128 + number;
 }
 
@@ -21,7 +21,8 @@ export function jobExitCode(job: JobSnapshot): number {
       return job.signal ? signalExitCode(job.signal) : signalExitCode('SIGKILL');
     case 'failed':
       return EXIT_EXECD_ERROR;
-    default:
+    case 'running':
+    case 'stopping':
       return EXIT_TIMEOUT;
   }
 }

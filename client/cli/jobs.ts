@@ -31,8 +31,8 @@ export const jobsCommand: CommandRunner = async (argv, globals) => {
   });
   const jobs = await withClient(endpointOf(values, globals), async (client) => {
     if (values.all) return client.call(JobList, { all: true });
-    await openSession(client, values.session!);
-    return client.call(JobList, { sessionId: values.session! });
+    await openSession(client, values.session);
+    return client.call(JobList, { sessionId: values.session });
   });
   if (values.json) process.stdout.write(`${JSON.stringify(jobs, null, 2)}\n`);
   else if (jobs.length === 0) process.stdout.write(values.all ? 'no jobs\n' : `no jobs in session ${values.session}\n`);

@@ -46,7 +46,7 @@ export const serveCommand: CommandRunner = async (argv) => {
     },
     strict: true,
   });
-  const level = values['log-level']!;
+  const level = values['log-level'];
   if (!LOG_LEVELS.includes(level))
     throw usageError('serve', `--log-level must be one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(level)}`);
   const idleExitMs = values['idle-exit-ms'] === undefined ? 0 : Number(values['idle-exit-ms']);
@@ -98,17 +98,18 @@ export const serveCommand: CommandRunner = async (argv) => {
   // `on`, not `once`: a repeated signal during the shutdown must not kill the daemon before it has
   // killed every process tree (the shutdown is idempotent and bounded by graceMs).
   for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
-    process.on(signal, () => void running.shutdown(signal));
+    process.on(signal, () => running.context.requestShutdown(signal));
   }
-  if (idleExitMs > 0) {
-    const stop = watchIdle(
-      () => daemonIsIdle(running.context),
-      idleExitMs,
-      () => void running.shutdown('idle'),
-    );
-    void running.closed.then(stop);
-  }
+  const stopIdleWatch =
+    idleExitMs > 0
+      ? watchIdle(
+          () => daemonIsIdle(running.context),
+          idleExitMs,
+          () => running.context.requestShutdown('idle'),
+        )
+      : undefined;
   await reportStart({ ready: true, pid: process.pid });
   await running.closed;
+  stopIdleWatch?.();
   return 0;
 };

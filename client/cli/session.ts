@@ -61,7 +61,7 @@ export function parseJobCommand(command: string, argv: string[], globals: Global
   });
   return {
     jobId: jobIdArgument(command, positionals),
-    sessionId: values.session!,
+    sessionId: values.session,
     endpoint: endpointOf(values, globals),
   };
 }

@@ -33,7 +33,7 @@ export const waitCommand: CommandRunner = async (argv, globals) => {
   });
   const jobId = jobIdArgument('wait', positionals);
   const timeoutMs = parseMs('wait', '--timeout', values.timeout);
-  const sessionId = values.session!;
+  const sessionId = values.session;
   const job = await inSession(endpointOf(values, globals), sessionId, (client) =>
     client.call(JobWait, { sessionId, jobId, timeoutMs }),
   );

@@ -20,7 +20,9 @@ export interface ArgsConfig {
 export function describeValue(value: unknown): string {
   if (value === undefined) return 'undefined';
   if (typeof value === 'number' && !Number.isFinite(value)) return String(value);
-  return JSON.stringify(value) ?? String(value);
+  // JSON.stringify gives undefined for a function or a symbol (its type says string).
+  const json = JSON.stringify(value) as string | undefined;
+  return json ?? typeof value;
 }
 
 /** A required string that must not be empty or whitespace only. */

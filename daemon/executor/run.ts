@@ -5,7 +5,7 @@
 import { performance } from 'node:perf_hooks';
 import { once } from 'node:events';
 import type { Config } from '../../protocol/config.js';
-import { ExecdError } from '../../protocol/errors.js';
+import type { ExecdError } from '../../protocol/errors.js';
 import type { ExecSpec, ShellRunResult } from '../../protocol/types.js';
 import { OutputCollector } from '../../spill/collector.js';
 import { FileCapture, openFileCapture } from '../../spill/file-capture.js';

@@ -88,6 +88,8 @@ export function spawned(child: ShellProcess, file: string): Promise<ExecdError |
       return;
     }
     child.once('spawn', () => resolve(undefined));
-    child.once('error', (error) => resolve(new ExecdError('SPAWN_FAILED', `cannot start ${file}: ${error.message}`)));
+    child.once('error', (error: Error) =>
+      resolve(new ExecdError('SPAWN_FAILED', `cannot start ${file}: ${error.message}`)),
+    );
   });
 }

@@ -4,6 +4,7 @@
  */
 import { terminateGroup } from '../executor/kill.js';
 import { HAS_PROC, readProcStat, type ProcStat } from '../executor/proc.js';
+import type { Logger } from '../logger.js';
 import type { ProcessRegistry } from '../process-registry.js';
 import type { Job } from './job.js';
 
@@ -21,7 +22,7 @@ export function groupStillOurs(recordedStartTime: number | undefined, leader: Pr
  * Kills, in the background, the groups of jobs a previous daemon left running. They are tracked
  * as leftovers of their session meanwhile, so a session close or shutdown waits for them too.
  */
-export function killOrphanedGroups(jobs: Job[], processes: ProcessRegistry, graceMs: number): number {
+export function killOrphanedGroups(jobs: Job[], processes: ProcessRegistry, graceMs: number, log: Logger): number {
   // Without /proc nothing proves a pid is still the job's: leave it alone.
   if (!HAS_PROC) return 0;
   let doomed = 0;
@@ -29,7 +30,11 @@ export function killOrphanedGroups(jobs: Job[], processes: ProcessRegistry, grac
     if (job.pid <= 0 || !groupStillOurs(job.procStartTime, readProcStat(job.pid))) continue;
     doomed += 1;
     const group = processes.track({ pgid: job.pid, sessionId: job.ownerSession, kind: 'leftover' });
-    void terminateGroup(job.pid, graceMs).finally(() => processes.untrack(group));
+    terminateGroup(job.pid, graceMs)
+      .catch((error: unknown) =>
+        log.error({ jobId: job.id, pgid: job.pid, err: error }, 'killing an orphaned group failed'),
+      )
+      .finally(() => processes.untrack(group));
   }
   return doomed;
 }

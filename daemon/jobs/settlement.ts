@@ -29,7 +29,9 @@ export type JobOutcome =
   /** The sandbox runner failed before the command ran. */
   | { kind: 'runner-failed'; reason: string }
   /** The daemon died while the job ran; found on replay of the journal. */
-  | { kind: 'daemon-restarted' };
+  | { kind: 'daemon-restarted' }
+  /** Following the process failed inside the daemon (e.g. its log could not be read back). */
+  | { kind: 'watch-failed'; reason: string };
 
 /** A settled status and its detail. */
 export interface Settlement {
@@ -60,5 +62,7 @@ export function settlementOf(outcome: JobOutcome): Settlement {
       return { status: 'failed', detail: `sandbox runner failed: ${outcome.reason}` };
     case 'daemon-restarted':
       return { status: 'failed', detail: DAEMON_RESTARTED_DETAIL };
+    case 'watch-failed':
+      return { status: 'failed', detail: `internal error: ${outcome.reason}` };
   }
 }

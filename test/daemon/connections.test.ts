@@ -46,7 +46,7 @@ describe('connections', () => {
       expect(raw.messages).toEqual([
         expect.objectContaining({
           id: 7,
-          error: expect.objectContaining({ code: -32001, data: { code: 'UNAUTHORIZED' } }),
+          error: expect.objectContaining({ code: -32001, data: { code: 'UNAUTHORIZED' } }) as unknown,
         }),
       ]);
     }

@@ -26,9 +26,7 @@ describe('FrameGuard', () => {
     const guard = new FrameGuard(() => max);
     expect(guard.feed(frame('y'.repeat(500)))).toBeUndefined();
     max = 10;
-    expect(guard.feed(frame('y'.repeat(500)))).toMatchObject({
-      message: expect.stringMatching(/maxMessageBytes \(10\)/),
-    });
+    expect(guard.feed(frame('y'.repeat(500)))?.message).toMatch(/maxMessageBytes \(10\)/);
   });
 
   it('does not count body bytes that look like headers', () => {

@@ -12,7 +12,6 @@ import {
   JobRead,
   JobRelease,
   JobWait,
-  SessionClose,
   ShellStart,
 } from '../../protocol/methods.js';
 import { startDaemon, waitPidsGone } from '../helpers/daemon.js';

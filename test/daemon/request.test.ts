@@ -2,7 +2,7 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ExecdRpcError } from '../../client/connection.js';
+import type { ExecdRpcError } from '../../client/connection.js';
 import { ConfigGet, ConfigSet, ShellResolve, ShellRun } from '../../protocol/methods.js';
 import { startDaemon } from '../helpers/daemon.js';
 

@@ -93,8 +93,8 @@ export function cliWorld(options: { env?: Record<string, string> } = {}): CliWor
       children.add(proc);
       let stdout = '';
       let stderr = '';
-      proc.stdout!.setEncoding('utf8').on('data', (text: string) => (stdout += text));
-      proc.stderr!.setEncoding('utf8').on('data', (text: string) => (stderr += text));
+      proc.stdout.setEncoding('utf8').on('data', (text: string) => (stdout += text));
+      proc.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
       const done = new Promise<CliResult>((resolve) =>
         proc.once('close', (code, signal) => {
           children.delete(proc);

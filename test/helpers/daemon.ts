@@ -70,7 +70,7 @@ export async function startDaemon(options: TestDaemonOptions = {}): Promise<Test
   delete env.EXECD_TOKEN;
   const proc = spawn(process.execPath, args, { env, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
-  proc.stderr!.setEncoding('utf8').on('data', (text: string) => (stderr += text));
+  proc.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
   const clients: ExecdClient[] = [];
 
   const daemon: TestDaemon = {
@@ -112,7 +112,7 @@ export async function startDaemon(options: TestDaemonOptions = {}): Promise<Test
   });
 
   await waitFor(
-    async () => {
+    () => {
       if (proc.exitCode !== null) throw new Error(`daemon exited early (${proc.exitCode}): ${stderr}`);
       return stderr.includes('"msg":"listening"');
     },

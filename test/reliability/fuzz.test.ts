@@ -108,7 +108,7 @@ const TEMPLATES = (sessionId: string): Template[] => [
   ...[JobRead, JobKill, JobRelease].map((decl) => ({
     decl,
     base: { sessionId, jobId: 'bash-1' },
-    fields: { sessionId: 'sessionId', jobId: 'jobId' } as Template['fields'],
+    fields: { sessionId: 'sessionId', jobId: 'jobId' },
     required: ['sessionId', 'jobId'],
   })),
   {
@@ -157,7 +157,7 @@ interface BadRequest {
 function setPath(target: Record<string, unknown>, path: string, value: unknown): void {
   const [head, ...rest] = path.split('.');
   if (rest.length === 0) target[head!] = value;
-  else setPath((target[head!] = { ...(target[head!] as object) }) as Record<string, unknown>, rest.join('.'), value);
+  else setPath((target[head!] = { ...(target[head!] as object) }), rest.join('.'), value);
 }
 
 let requestId = 0;
@@ -278,7 +278,7 @@ async function pipelined(
   requests: BadRequest[],
   window: number,
 ): Promise<Array<RawMessage | undefined>> {
-  const answers: Array<RawMessage | undefined> = new Array(requests.length);
+  const answers = new Array<RawMessage | undefined>(requests.length);
   let next = 0;
   const lane = async () => {
     while (next < requests.length) {
@@ -337,7 +337,7 @@ describe('protocol fuzz', () => {
           invalidParams += 1;
         } else {
           failures.push(
-            `${request.method} (${request.names}): ${JSON.stringify(answer)?.slice(0, 300)} for ${request.body.toString('latin1').slice(0, 200)}`,
+            `${request.method} (${request.names}): ${(JSON.stringify(answer) as string | undefined)?.slice(0, 300)} for ${request.body.toString('latin1').slice(0, 200)}`,
           );
         }
       });

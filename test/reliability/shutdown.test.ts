@@ -48,7 +48,7 @@ describe('graceful shutdown', () => {
       const results = await Promise.all(runs);
 
       const aborted = results.filter((result) => !(result instanceof Error) && result.aborted).length;
-      const errors = results.filter((result) => result instanceof Error).map((error) => (error as Error).message);
+      const errors = results.filter((result) => result instanceof Error).map((error) => error.message);
       expect(errors).toEqual([]);
       expect(aborted).toBe(RUNS);
       const alive = await waitPidsGone(pids, 2_000);

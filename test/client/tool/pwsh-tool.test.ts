@@ -16,10 +16,10 @@ function cannedClient(answer: Partial<ShellRunResult>) {
   const client = {
     info: { capabilities: { shell: 'pwsh', background: true, sandboxModes: ['danger-full-access'], streaming: true } },
     onJobExited: () => ({ dispose() {} }),
-    call: async () => ({ sessionId: 's1', reattached: false, jobs: [] }),
-    run: async (request: ParamsOf<typeof ShellRun>): Promise<ShellRunResult> => {
+    call: () => Promise.resolve({ sessionId: 's1', reattached: false, jobs: [] }),
+    run: (request: ParamsOf<typeof ShellRun>): Promise<ShellRunResult> => {
       requests.push(request);
-      return runResult(answer);
+      return Promise.resolve(runResult(answer));
     },
   };
   return { client: client as unknown as ExecdClient, requests };
