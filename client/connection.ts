@@ -121,6 +121,19 @@ export class ExecdClient {
     return this.rpc.onNotification(JobExited, listener);
   }
 
+  /**
+   * Stops reading from the daemon until `resumeReading` (back-pressure from a slow consumer of
+   * streamed output: the daemon then pauses the command rather than queue its output).
+   */
+  pauseReading(): void {
+    this.socket.pause();
+  }
+
+  /** Reads from the daemon again after `pauseReading`. */
+  resumeReading(): void {
+    this.socket.resume();
+  }
+
   /** Calls `listener` when the connection to the daemon is lost. */
   onClose(listener: () => void): Disposable {
     return this.rpc.onClose(listener);

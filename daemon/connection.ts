@@ -19,6 +19,7 @@ import { ExecdError, type ErrorData } from '../protocol/errors.js';
 import { formatZodError } from '../protocol/fields.js';
 import { Initialize } from '../protocol/methods.js';
 import type { DaemonContext } from './context.js';
+import type { OutputFlow } from './executor/run.js';
 import type { HandlerEntry } from './handler.js';
 import type { SessionHolder } from './sessions.js';
 import { BoundedSocketWriter, createGuardedReader, type TransportLimits, type ViolationListener } from './transport.js';
@@ -53,6 +54,7 @@ export class ClientConnection implements SessionHolder {
     const limits: TransportLimits = {
       maxMessageBytes: () => daemon.config.get().maxMessageBytes,
       maxUnsentBytes: () => daemon.config.get().maxUnsentBytes,
+      unreadTimeoutMs: () => daemon.config.get().unreadTimeoutMs,
     };
     const violated: ViolationListener = (violation) => this.drop(violation);
     this.writer = new BoundedSocketWriter(socket, limits, violated);
@@ -72,6 +74,11 @@ export class ClientConnection implements SessionHolder {
     socket.on('error', () => this.close());
     socket.on('close', () => this.close());
     this.rpc.listen();
+  }
+
+  /** The back-pressure of this connection, for the runs that stream output to it. */
+  get outputFlow(): OutputFlow {
+    return this.writer;
   }
 
   /** True once the connection is gone. */

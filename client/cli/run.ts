@@ -1,5 +1,6 @@
 /** `execd run -- COMMAND...`: a foreground run, streamed live, with the model's markers at the end. */
-import type { ShellRunResult } from '../../protocol/types.js';
+import type { ExecdClient } from '../connection.js';
+import type { OutputProgress, ShellRunResult } from '../../protocol/types.js';
 import { exitMarker, renderResult, sandboxDeniedLine, timeoutLine, truncationLine } from '../render.js';
 import { ENDPOINT_HELP, ENDPOINT_OPTIONS, endpointOf, parseCommand, parseMs, type CommandRunner } from './args.js';
 import { connectOrStart } from './autostart.js';
@@ -47,6 +48,24 @@ export function modelSuffix(result: ShellRunResult): string[] {
   return lines;
 }
 
+/**
+ * Writes streamed output to the terminal, file or pipe; when that falls behind (a slow pipe), the
+ * CLI stops reading the daemon until it drained, and the daemon in turn pauses the command.
+ */
+function writeThrough(client: ExecdClient, { stream, text }: OutputProgress): void {
+  const out = process[stream];
+  if (out.write(text) || draining.has(stream)) return;
+  draining.add(stream);
+  client.pauseReading();
+  out.once('drain', () => {
+    draining.delete(stream);
+    if (draining.size === 0) client.resumeReading();
+  });
+}
+
+/** The output streams the CLI waits on to drain. */
+const draining = new Set<'stdout' | 'stderr'>();
+
 /** Runs `execd run`; resolves with the exit code. */
 export const runCommand: CommandRunner = async (argv, globals) => {
   const { values, positionals } = parseCommand('run', {
@@ -76,7 +95,7 @@ export const runCommand: CommandRunner = async (argv, globals) => {
       { sessionId: values.session!, command, workdir: values.workdir ?? process.cwd(), timeoutMs },
       {
         signal: controller.signal,
-        onOutput: streaming ? ({ stream, text }) => process[stream].write(text) : undefined,
+        onOutput: streaming ? (progress) => writeThrough(client, progress) : undefined,
       },
     );
     if (values.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);

@@ -1,14 +1,19 @@
 /**
- * The spawner process: runs `child_process.spawn` for the daemon and relays each child's events and
- * piped output back over its IPC channel. It is small, so its forks are cheap, and the daemon's
- * own address space — large, and busy serving other clients — is never copied while it is busy
- * (see spawner.ts).
+ * The spawner process: runs `child_process.spawn` for the daemon and reports each child's pid and
+ * exit over its IPC channel. It is small, so its forks are cheap, and the daemon's own address
+ * space — large, and busy serving other clients — is never copied while it is busy (see
+ * spawner.ts).
+ *
+ * It never reads a child's output: each pipe is handed over to the daemon as a descriptor, so the
+ * daemon reads it (and stops reading it, which stops the writer) exactly as if it had spawned the
+ * child itself, and this process holds no output whatever the child writes.
  *
  * It outlives no daemon: when the channel closes (the daemon exited or was killed), every process
  * group it started is killed and it exits, so nothing is left behind.
  */
 import type { ChildProcess } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
+import type { Socket } from 'node:net';
 import { signalGroup } from './kill.js';
 import { startChild } from './spawn-child.js';
 import type { FromSpawner, PipeName, SpawnOrder, ToSpawner } from './spawn-messages.js';
@@ -16,16 +21,18 @@ import type { FromSpawner, PipeName, SpawnOrder, ToSpawner } from './spawn-messa
 const children = new Map<number, ChildProcess>();
 
 function post(message: FromSpawner): void {
-  process.send?.(message);
+  if (process.connected) process.send?.(message);
 }
 
-/** Relays one pipe of a child until it closes. */
-function relay(id: number, child: ChildProcess, stream: PipeName): void {
+/**
+ * Hands one pipe of a child over to the daemon; this process's copy of the descriptor is closed
+ * once the daemon has received it. Messages after it are delivered after it, in order.
+ */
+function handOver(id: number, child: ChildProcess, stream: PipeName): void {
   const pipe = child[stream];
-  if (!pipe) return;
-  pipe.on('data', (chunk: Buffer) => post({ t: 'data', id, stream, chunk }));
+  if (!pipe || !process.connected) return;
   pipe.on('error', () => {});
-  pipe.on('close', () => post({ t: 'closed', id, stream }));
+  process.send?.({ t: 'pipe', id, stream } satisfies FromSpawner, pipe as Socket, {}, () => {});
 }
 
 /**
@@ -65,16 +72,17 @@ function start(id: number, order: SpawnOrder): void {
     return;
   }
   children.set(id, child);
+  handOver(id, child, 'stdout');
+  handOver(id, child, 'stderr');
   post({ t: 'spawned', id, pid: child.pid });
-  relay(id, child, 'stdout');
-  relay(id, child, 'stderr');
-  child.on('exit', (code, signal) => post({ t: 'exit', id, code, signal }));
-  child.on('close', () => children.delete(id));
+  child.on('exit', (code, signal) => {
+    children.delete(id);
+    post({ t: 'exit', id, code, signal });
+  });
 }
 
 process.on('message', (message: ToSpawner) => {
   if (message.t === 'spawn') start(message.id, message.order);
-  else children.get(message.id)?.[message.stream]?.destroy();
 });
 
 // Signals meant for the daemon (a terminal's Ctrl-C reaches the whole group) are the daemon's to

@@ -86,6 +86,7 @@ export const shellHandlers = [
       confinement,
       signal: controller.signal,
       stdin: params.stdin,
+      ...(outputToken !== undefined && { flow: conn.outputFlow }),
       onOutput:
         outputToken === undefined
           ? undefined

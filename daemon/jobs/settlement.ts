@@ -16,7 +16,9 @@ export type JobOutcome =
   /** The sandbox runner failed before the command ran. */
   | { kind: 'runner-failed'; reason: string }
   /** The daemon died while the job ran; found on replay of the journal. */
-  | { kind: 'daemon-restarted' };
+  | { kind: 'daemon-restarted' }
+  /** The process could no longer be followed (its spawner process died) and was killed. */
+  | { kind: 'lost'; reason: string };
 
 /** A settled status and its detail. */
 export interface Settlement {
@@ -41,5 +43,7 @@ export function settlementOf(outcome: JobOutcome): Settlement {
       return { status: 'failed', detail: `sandbox runner failed: ${outcome.reason}` };
     case 'daemon-restarted':
       return { status: 'failed', detail: DAEMON_RESTARTED_DETAIL };
+    case 'lost':
+      return { status: 'failed', detail: outcome.reason };
   }
 }
