@@ -29,10 +29,26 @@ function post(message: FromSpawner): void {
  * once the daemon has received it. Messages after it are delivered after it, in order.
  */
 function handOver(id: number, child: ChildProcess, stream: PipeName): void {
-  const pipe = child[stream];
-  if (!pipe || !process.connected) return;
+  const pipe = child[stream] as Socket | null;
+  if (!pipe) return;
   pipe.on('error', () => {});
-  process.send?.({ t: 'pipe', id, stream } satisfies FromSpawner, pipe as Socket, {}, () => {});
+  neverRead(pipe);
+  if (process.connected) process.send?.({ t: 'pipe', id, stream } satisfies FromSpawner, pipe, {}, () => {});
+}
+
+/**
+ * Keeps this process from reading a pipe before it is handed over. Node starts reading a child's
+ * pipe as soon as it is created, and a handle waits in the channel's queue until the daemon has
+ * acknowledged the previous one: bytes read meanwhile would stay here and be lost. Stopping the
+ * read in the tick of the spawn (before the event loop could read anything) and making any later
+ * start (Node resumes a child's pipes when it exits) a no-op leaves every byte in the pipe for the
+ * daemon. Uses the socket's handle: Node has no public way to stop a socket's reads.
+ */
+function neverRead(pipe: Socket): void {
+  const handle = (pipe as unknown as { _handle?: { readStop?: () => number; reading?: boolean } })._handle;
+  handle?.readStop?.();
+  if (handle) handle.reading = false;
+  pipe._read = () => {};
 }
 
 /**
