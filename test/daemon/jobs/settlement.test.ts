@@ -41,6 +41,10 @@ describe('settlementOf', () => {
     });
     expect(settlementOf({ kind: 'runner-failed', reason: 'bwrap: setting up uid map' }).status).toBe('failed');
     expect(settlementOf({ kind: 'daemon-restarted' })).toEqual({ status: 'failed', detail: DAEMON_RESTARTED_DETAIL });
+    expect(settlementOf({ kind: 'lost', reason: 'spawner process died (SIGKILL)' })).toEqual({
+      status: 'failed',
+      detail: 'spawner process died (SIGKILL)',
+    });
   });
 });
 
