@@ -155,6 +155,19 @@ export class ExecdClient {
     if (failure !== undefined) throw failure;
   }
 
+  /**
+   * Stops reading from the daemon until `resumeReading` (back-pressure from a slow consumer of
+   * streamed output: the daemon then pauses the command rather than queue its output).
+   */
+  pauseReading(): void {
+    this.socket.pause();
+  }
+
+  /** Reads from the daemon again after `pauseReading`. */
+  resumeReading(): void {
+    this.socket.resume();
+  }
+
   /** Calls `listener` when the connection to the daemon is lost. */
   onClose(listener: () => void): Disposable {
     return this.rpc.onClose(listener);

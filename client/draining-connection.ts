@@ -14,6 +14,14 @@ import { AbstractMessageWriter, createMessageConnection, SocketMessageReader } f
 class CountingReader extends SocketMessageReader {
   received = 0;
 
+  constructor(socket: Socket) {
+    super(socket);
+    // The stock reader re-arms a timer every 10 s while a message is incomplete, and nothing
+    // clears it: a connection cut in the middle of a message kept the process alive forever.
+    // execd has no use for partial-message events.
+    this.partialMessageTimeout = 0;
+  }
+
   override listen(callback: DataCallback): Disposable {
     return super.listen((message) => {
       this.received += 1;

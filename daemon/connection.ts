@@ -22,6 +22,7 @@ import { ExecdError, type ErrorData } from '../protocol/errors.js';
 import { formatZodError } from '../protocol/fields.js';
 import { Initialize } from '../protocol/methods.js';
 import type { DaemonContext } from './context.js';
+import type { OutputFlow } from './executor/run.js';
 import type { HandlerEntry } from './handler.js';
 import type { SessionHolder } from './sessions.js';
 import { BoundedSocketWriter, createGuardedReader, type TransportLimits, type ViolationListener } from './transport.js';
@@ -65,6 +66,7 @@ export class ClientConnection implements SessionHolder {
         return { bytes: PRE_AUTH_MAX_MESSAGE_BYTES, name: 'the limit before initialize' };
       },
       maxUnsentBytes: () => daemon.config.get().maxUnsentBytes,
+      unreadTimeoutMs: () => daemon.config.get().unreadTimeoutMs,
     };
     const violated: ViolationListener = (violation) => this.drop(violation);
     this.writer = new BoundedSocketWriter(socket, limits, violated);
@@ -112,6 +114,11 @@ export class ClientConnection implements SessionHolder {
     void this.writer.write({ jsonrpc: '2.0', id: null, error: error.toJson() } as Message);
     this.close();
     this.socket.pause();
+  }
+
+  /** The back-pressure of this connection, for the runs that stream output to it. */
+  get outputFlow(): OutputFlow {
+    return this.writer;
   }
 
   /** True once the connection is gone. */

@@ -3,7 +3,13 @@
  * jobs, and leftovers (descendants that outlived their run). It is what session close, shutdown
  * and the process limit count and kill.
  */
-import { groupAlive, terminateGroup } from './executor/kill.js';
+import { groupAlive, groupExists, terminateGroup } from './executor/kill.js';
+
+/**
+ * How often a leftover that still exists is checked in /proc for a live (non-zombie) member.
+ * In between, a signal-0 answers: it misses only a group whose members all died and wait unreaped.
+ */
+const VERIFY_MS = 1_000;
 
 /** What a tracked group is. */
 export type TrackedKind = 'run' | 'job' | 'leftover';
@@ -18,6 +24,7 @@ export interface TrackedGroup {
 /** The daemon's table of live process groups. */
 export class ProcessRegistry {
   private readonly groups = new Set<TrackedGroup>();
+  private readonly verifiedAt = new WeakMap<TrackedGroup, number>();
 
   /** Tracks a group until `untrack`. */
   track(group: TrackedGroup): TrackedGroup {
@@ -30,10 +37,22 @@ export class ProcessRegistry {
     this.groups.delete(group);
   }
 
-  /** Groups still tracked, after dropping leftovers that died on their own. */
+  /**
+   * Groups still tracked, after dropping leftovers that died on their own. Cheap enough for every
+   * request, with hundreds of leftovers: a signal-0 per leftover, and at most once a second per
+   * leftover one read of /proc (kill.ts remembers a live member of each group, so no rescan of
+   * every process).
+   */
   live(): TrackedGroup[] {
+    const now = Date.now();
     for (const group of this.groups) {
-      if (group.kind === 'leftover' && !groupAlive(group.pgid)) this.groups.delete(group);
+      if (group.kind !== 'leftover') continue;
+      let alive = groupExists(group.pgid);
+      if (alive && now - (this.verifiedAt.get(group) ?? 0) >= VERIFY_MS) {
+        this.verifiedAt.set(group, now);
+        alive = groupAlive(group.pgid);
+      }
+      if (!alive) this.groups.delete(group);
     }
     return [...this.groups];
   }
@@ -41,6 +60,21 @@ export class ProcessRegistry {
   /** How many groups are alive, for the `maxProcesses` limit and `daemon/status`. */
   get count(): number {
     return this.live().length;
+  }
+
+  /**
+   * Kills one tracked group and stops tracking it; resolves true once it is gone, false when it
+   * was no longer tracked or alive.
+   */
+  async terminate(group: TrackedGroup, graceMs: number): Promise<boolean> {
+    if (!this.groups.has(group)) return false;
+    if (!groupAlive(group.pgid)) {
+      this.groups.delete(group);
+      return false;
+    }
+    await terminateGroup(group.pgid, graceMs);
+    this.groups.delete(group);
+    return true;
   }
 
   /** Kills the leftovers of one session (its runs and jobs are killed by their owners). */

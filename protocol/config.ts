@@ -40,6 +40,8 @@ const configFields = (z: Zod) => ({
   maxMessageBytes: positiveInt(),
   /** Output queued for one client that it has not read yet; past it that connection is closed. */
   maxUnsentBytes: positiveInt(),
+  /** How long a client may read nothing while output waits for it (streamed runs pause meanwhile). */
+  unreadTimeoutMs: positive().max(MAX_TIMER_MS, { error: `must be at most ${MAX_TIMER_MS}` }),
   /** Total bytes of all spill and log files; the retention sweep removes the oldest past it. */
   spillQuotaBytes: positive(),
   /** Age after which a spill or log file of a settled run or job is removed by the sweep. */
@@ -88,6 +90,7 @@ export const DEFAULT_CONFIG: Config = Object.freeze({
   maxStdinBytes: 8 * 1024 * 1024,
   maxMessageBytes: 16 * 1024 * 1024,
   maxUnsentBytes: 16 * 1024 * 1024,
+  unreadTimeoutMs: 30_000,
   spillQuotaBytes: 4 * 1024 * 1024 * 1024,
   spillRetentionMs: 7 * 24 * 3_600_000,
   maxConnections: 256,

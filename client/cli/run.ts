@@ -1,6 +1,6 @@
 /** `execd run -- COMMAND...`: a foreground run, streamed live, with the model's markers at the end. */
 import { ConfigGet } from '../../protocol/methods.js';
-import type { ShellRunResult } from '../../protocol/types.js';
+import type { OutputProgress, ShellRunResult } from '../../protocol/types.js';
 import type { ExecdClient } from '../connection.js';
 import {
   exitMarker,
@@ -85,6 +85,25 @@ function write(stream: 'stdout' | 'stderr', text: string): void {
   if (!outputClosed()) process[stream].write(text);
 }
 
+/**
+ * Writes streamed output to the terminal, file or pipe; when that falls behind (a slow pipe), the
+ * CLI stops reading the daemon until it drained, and the daemon in turn pauses the command.
+ */
+function writeThrough(client: ExecdClient, { stream, text }: OutputProgress): void {
+  if (outputClosed()) return;
+  const out = process[stream];
+  if (out.write(text) || draining.has(stream)) return;
+  draining.add(stream);
+  client.pauseReading();
+  out.once('drain', () => {
+    draining.delete(stream);
+    if (draining.size === 0) client.resumeReading();
+  });
+}
+
+/** The output streams the CLI waits on to drain. */
+const draining = new Set<'stdout' | 'stderr'>();
+
 /** Runs `execd run`; resolves with the exit code. */
 export const runCommand: CommandRunner = async (argv, globals) => {
   const { values, positionals } = parseCommand('run', {
@@ -118,7 +137,7 @@ export const runCommand: CommandRunner = async (argv, globals) => {
       { sessionId: values.session!, command, workdir: values.workdir ?? process.cwd(), timeoutMs, env, stdin },
       {
         signal: controller.signal,
-        onOutput: streaming ? ({ stream, text }) => write(stream, text) : undefined,
+        onOutput: streaming ? (progress) => writeThrough(client, progress) : undefined,
       },
     );
     // Nobody reads the output any more: kill the command (its answer says aborted) before exiting.

@@ -1,12 +1,20 @@
 /**
  * The settle rule shared by foreground runs and background jobs (SPEC §1.3): after the shell
- * exits, wait for the pipes a descendant may still hold open — or, for a child without pipes (its
- * streams go to capture files), for its process group to be gone — but never past `graceMs`,
- * unless a kill is under way, in which case until the tree is gone.
+ * exits, wait while a descendant may still write the output — its pipes are still open, or a
+ * live member of its process group still has one of its capture files open — but never past
+ * `graceMs`, unless a kill is under way, in which case until the tree is gone.
+ *
+ * A descendant that let go of the output (`sleep 600 >/dev/null 2>&1 &`, the way a dev server is
+ * started) holds nothing: the run settles as soon as the shell has exited.
  */
 import { once } from 'node:events';
+import { fstatSync } from 'node:fs';
 import type { Readable } from 'node:stream';
-import { waitGroupGone } from './kill.js';
+import { groupAlive, waitGroupGone } from './kill.js';
+import { HAS_PROC, holdsAnyFile, liveGroupMembers, type FileId } from './proc.js';
+
+/** Interval at which the holders of a capture file are checked. */
+const HOLDER_POLL_MS = 20;
 
 /** Resolves when a stream has closed (at once for a missing or already closed one). */
 function closed(stream: Readable | null): Promise<void> {
@@ -22,20 +30,90 @@ function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
 
+/** Device and inode of open descriptors; a descriptor that cannot be read is left out. */
+function fileIds(fds: readonly number[]): FileId[] {
+  const ids: FileId[] = [];
+  for (const fd of fds) {
+    try {
+      const { dev, ino } = fstatSync(fd);
+      ids.push({ dev, ino });
+    } catch {
+      // Closed meanwhile: nothing to wait for.
+    }
+  }
+  return ids;
+}
+
+/**
+ * Resolves once no live member of group `pgid` has one of `files` open, or `stop()` says to give
+ * up. Incremental: the group is scanned once, then only its known members' descriptor tables are
+ * read at each poll (a few syscalls); the group is scanned again only when none of them holds a
+ * file any more, since a new holder can only be a child a holder forked before it let go.
+ */
+async function filesReleased(pgid: number, files: FileId[], stop: () => boolean): Promise<void> {
+  // The common case, a run that left nothing behind, costs one signal-0 and no /proc read.
+  if (files.length === 0 || !groupAlive(pgid)) return;
+  let members = liveGroupMembers(pgid);
+  while (!stop()) {
+    if (!members.some((pid) => holdsAnyFile(pid, files))) {
+      // A member that died since the scan may have forked a holder first: scan once more.
+      const now = liveGroupMembers(pgid);
+      if (now.every((pid) => members.includes(pid))) return;
+      members = now;
+      continue;
+    }
+    await delay(HOLDER_POLL_MS);
+  }
+}
+
+/** What may still write a child's output after its exit. */
+export interface OutputHolders {
+  stdout: Readable | null;
+  stderr: Readable | null;
+  /** Descriptors (in the daemon) of the capture files the child writes into directly. */
+  captureFds?: readonly number[];
+  /**
+   * True while the daemon itself has stopped reading the pipes (the streaming client is behind):
+   * output already in the pipe is not a descendant holding it, so that time does not count
+   * against the grace period.
+   */
+  paused?: () => boolean;
+}
+
+/** Resolves after `ms` of time during which `paused` was false (or once `stop()` says so). */
+async function unpausedDelay(ms: number, paused: () => boolean, stop: () => boolean): Promise<void> {
+  const step = Math.min(ms, 50);
+  let counted = 0;
+  while (counted < ms && !stop()) {
+    await delay(step);
+    if (!paused()) counted += step;
+  }
+}
+
 /**
  * Waits, after the exit of the leader of group `pgid`, until the output can no longer change
- * (both pipes closed; without pipes, the group gone), `graceMs` passed, or `kill` (once started)
- * is done.
+ * (its pipes closed and no live member of the group holds a capture file), `graceMs` passed, or
+ * `kill` (once started) is done. Without /proc, a child without pipes waits for its group to be
+ * gone instead.
  */
 export async function drainAfterExit(
-  child: { stdout: Readable | null; stderr: Readable | null },
+  child: OutputHolders,
   pgid: number,
   graceMs: number,
   kill: Promise<unknown>,
 ): Promise<void> {
-  const writersDone =
-    child.stdout || child.stderr
-      ? Promise.all([closed(child.stdout), closed(child.stderr)])
-      : waitGroupGone(pgid, graceMs);
-  await Promise.race([writersDone, delay(graceMs), kill]);
+  let over = false;
+  const pipes = Promise.all([closed(child.stdout), closed(child.stderr)]);
+  const fds = child.captureFds ?? [];
+  let files: Promise<unknown> = Promise.resolve();
+  if (fds.length > 0) {
+    files = HAS_PROC
+      ? filesReleased(pgid, fileIds(fds), () => over)
+      : child.stdout || child.stderr
+        ? Promise.resolve()
+        : waitGroupGone(pgid, graceMs);
+  }
+  const grace = child.paused ? unpausedDelay(graceMs, child.paused, () => over) : delay(graceMs);
+  await Promise.race([Promise.all([pipes, files]), grace, kill]);
+  over = true;
 }

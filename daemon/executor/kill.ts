@@ -4,24 +4,35 @@
  */
 import treeKill from 'tree-kill';
 import { PLATFORM } from '../../protocol/platform.js';
-import { HAS_PROC, liveGroupMembers } from './proc.js';
+import { forgetGroup, groupHasLiveMember, HAS_PROC, liveGroupMembers } from './proc.js';
 
 /** Interval at which a dying group is polled. */
 const POLL_MS = 10;
 /** How long to wait for the kernel to tear down a SIGKILLed group before giving up. */
 const SIGKILL_SETTLE_MS = 5_000;
 
-/** True while any process of the group (or, with tree-kill, the process) exists and is not a zombie. */
-export function groupAlive(pgid: number): boolean {
+/**
+ * True while the group (or, with tree-kill, the process) exists, unreaped zombies included: one
+ * signal-0, no /proc read.
+ */
+export function groupExists(pgid: number): boolean {
   try {
     process.kill(PLATFORM.killStrategy === 'process-group' ? -pgid : pgid, 0);
+    return true;
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false;
+    if ((error as NodeJS.ErrnoException).code === 'EPERM') return true;
+    forgetGroup(pgid);
+    return false;
   }
+}
+
+/** True while any process of the group (or, with tree-kill, the process) exists and is not a zombie. */
+export function groupAlive(pgid: number): boolean {
+  if (!groupExists(pgid)) return false;
   // The cheap check said yes; it also says yes for unreaped zombies.
   if (!HAS_PROC || PLATFORM.killStrategy !== 'process-group') return true;
   try {
-    return liveGroupMembers(pgid).length > 0;
+    return groupHasLiveMember(pgid);
   } catch {
     // /proc cannot be listed (no descriptor left): the cheap check's yes stands.
     return true;
@@ -41,11 +52,16 @@ export function signalGroup(pgid: number, signal: NodeJS.Signals): void {
   }
 }
 
-/** Resolves true once the group is gone, false if it still exists after `ms`. */
-export async function waitGroupGone(pgid: number, ms: number): Promise<boolean> {
+/**
+ * Resolves true once the group is gone, false if it still exists after `ms`. `resignal`, when
+ * given, is sent to the group again at each poll: a member forked after the last signal (a fork
+ * bomb keeps forking) gets it too.
+ */
+export async function waitGroupGone(pgid: number, ms: number, resignal?: NodeJS.Signals): Promise<boolean> {
   const until = Date.now() + ms;
   while (groupAlive(pgid)) {
     if (Date.now() >= until) return false;
+    if (resignal) signalGroup(pgid, resignal);
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }
   return true;
@@ -84,5 +100,5 @@ export async function terminateGroup(pgid: number, graceMs: number, options: Ter
   else signalGroup(pgid, 'SIGTERM');
   if (await waitGroupGone(pgid, graceMs)) return;
   signalGroup(pgid, 'SIGKILL');
-  await waitGroupGone(pgid, SIGKILL_SETTLE_MS);
+  await waitGroupGone(pgid, SIGKILL_SETTLE_MS, 'SIGKILL');
 }

@@ -3,7 +3,7 @@
  * it (on some machines that takes seconds), so "the group is gone" means "no member that is not a
  * zombie": a zombie runs nothing, holds no pipe and writes no file.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { PLATFORM } from '../../protocol/platform.js';
 
 /** The fields of `/proc/<pid>/stat` execd needs. */
@@ -16,14 +16,8 @@ export interface ProcStat {
   startTime: number;
 }
 
-/** Parses `/proc/<pid>/stat`; undefined when the process does not exist. */
-export function readProcStat(pid: number): ProcStat | undefined {
-  let text: string;
-  try {
-    text = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  } catch {
-    return undefined;
-  }
+/** Parses the text of `/proc/<pid>/stat`. */
+export function parseProcStat(pid: number, text: string): ProcStat {
   // comm may hold spaces and parentheses: the fields after it start past the last ')'.
   const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
   return {
@@ -35,16 +29,88 @@ export function readProcStat(pid: number): ProcStat | undefined {
   };
 }
 
-/** Pids of the members of a process group that are not zombies. */
+/** Parses `/proc/<pid>/stat`; undefined when the process does not exist. */
+export function readProcStat(pid: number): ProcStat | undefined {
+  try {
+    return parseProcStat(pid, readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+/** True for a process that exists and is not a zombie. */
+function isLive(stat: ProcStat | undefined): stat is ProcStat {
+  return stat !== undefined && stat.state !== 'Z' && stat.state !== 'X';
+}
+
+/** Pids of the members of a process group that are not zombies (a scan of all of /proc). */
 export function liveGroupMembers(pgid: number): number[] {
   const members: number[] = [];
   for (const name of readdirSync('/proc')) {
     const pid = Number(name);
     if (!Number.isInteger(pid)) continue;
     const stat = readProcStat(pid);
-    if (stat && stat.pgrp === pgid && stat.state !== 'Z' && stat.state !== 'X') members.push(pid);
+    if (isLive(stat) && stat.pgrp === pgid) members.push(pid);
   }
   return members;
+}
+
+/**
+ * One live member per group, as last found: checking it again costs one read of its stat, where
+ * finding a member costs a scan of every process on the machine. Entries go with their group.
+ */
+const memberHints = new Map<number, number>();
+
+/**
+ * Whether group `pgid` has a live member. Incremental: the member found last time is checked
+ * first, and /proc is scanned only when it is gone, so a group with a long-lived member (a
+ * leftover `sleep 600 &`) costs one small read per check.
+ */
+export function groupHasLiveMember(pgid: number): boolean {
+  const hint = memberHints.get(pgid) ?? pgid;
+  const known = readProcStat(hint);
+  if (isLive(known) && known.pgrp === pgid) {
+    memberHints.set(pgid, hint);
+    return true;
+  }
+  const [member] = liveGroupMembers(pgid);
+  if (member === undefined) memberHints.delete(pgid);
+  else memberHints.set(pgid, member);
+  return member !== undefined;
+}
+
+/** Forgets what is known of a group that is gone. */
+export function forgetGroup(pgid: number): void {
+  memberHints.delete(pgid);
+}
+
+/** A file identity: device and inode, as `fstat` reports them. */
+export interface FileId {
+  dev: number;
+  ino: number;
+}
+
+/**
+ * Whether process `pid` has one of `files` open (any descriptor of it leads there; a deleted file
+ * still counts). False when the process is gone. Costs a read of its descriptor table and a stat
+ * per descriptor: microseconds for a shell or a `sleep`.
+ */
+export function holdsAnyFile(pid: number, files: readonly FileId[]): boolean {
+  let fds: string[];
+  try {
+    fds = readdirSync(`/proc/${pid}/fd`);
+  } catch {
+    return false;
+  }
+  for (const fd of fds) {
+    try {
+      const target = statSync(`/proc/${pid}/fd/${fd}`);
+      if (files.some((file) => file.dev === target.dev && file.ino === target.ino)) return true;
+    } catch {
+      // Closed meanwhile.
+    }
+  }
+  return false;
 }
 
 /** Whether /proc can answer for this platform. */

@@ -4,8 +4,9 @@
  */
 import { performance } from 'node:perf_hooks';
 import { once } from 'node:events';
+import type { Readable } from 'node:stream';
 import type { Config } from '../../protocol/config.js';
-import type { ExecdError } from '../../protocol/errors.js';
+import { ExecdError } from '../../protocol/errors.js';
 import type { ExecSpec, ShellRunResult } from '../../protocol/types.js';
 import { OutputCollector } from '../../spill/collector.js';
 import { FileCapture, openFileCapture } from '../../spill/file-capture.js';
@@ -39,6 +40,36 @@ export interface RunContext {
   onOutput?: (stream: StreamName, text: string) => void;
   /** Set for a confined mode: the command runs through the sandbox runner. */
   confinement?: Confinement;
+  /** With `onOutput`: the consumer's back-pressure; the command's pipes are not read while it is blocked. */
+  flow?: OutputFlow;
+}
+
+/** Back-pressure of a streaming consumer (a client connection's unsent bytes). */
+export interface OutputFlow {
+  /** True while the consumer has more queued than it should: stop reading the command. */
+  readonly blocked: boolean;
+  /** Calls `listener` once, when the consumer is no longer blocked (or is gone). */
+  whenOpen(listener: () => void): void;
+}
+
+/**
+ * Reads the piped streams only while `flow` is open: a command that writes faster than the client
+ * reads then blocks on its full pipe, like a shell pipeline, instead of the daemon queueing its
+ * output or dropping the client. Returns whether the pipes are paused now.
+ */
+function throttle(pipes: Array<Readable | null>, flow: OutputFlow | undefined): () => boolean {
+  let paused = false;
+  const check = () => {
+    if (paused || !flow?.blocked) return;
+    paused = true;
+    for (const pipe of pipes) pipe?.pause();
+    flow.whenOpen(() => {
+      paused = false;
+      for (const pipe of pipes) if (!pipe?.destroyed) pipe?.resume();
+    });
+  };
+  for (const pipe of pipes) pipe?.on('data', check);
+  return () => paused;
 }
 
 /** Runs a resolved spec to its end. Non-zero exits, timeouts and aborts are results, not errors. */
@@ -90,14 +121,28 @@ export async function runForeground(spec: ExecSpec, ctx: RunContext): Promise<Sh
       denials?.write(chunk);
     });
   }
+  const paused = throttle([child.stdout, child.stderr], ctx.flow);
   const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
 
   const deadline = new Deadline(spec.timeoutMs, ctx.signal);
   const killed = deadline.fired.then(() => terminateGroup(pid, config.graceMs, confinement?.terminate));
 
   const [rawExitCode, rawSignal] = await exited;
+  if (child.lost !== undefined) {
+    // The exit could not be observed: the group was killed; the run failed, it did not end.
+    deadline.dispose();
+    await terminateGroup(pid, 0);
+    ctx.processes.untrack(group);
+    for (const capture of [stdout, stderr]) {
+      if (capture instanceof FileCapture) capture.abandon();
+      else capture.finish();
+    }
+    child.stdout?.destroy();
+    child.stderr?.destroy();
+    return new ExecdError('SPAWN_FAILED', `${child.lost}: the command's process group was killed`);
+  }
   await drainAfterExit(
-    child,
+    { stdout: child.stdout, stderr: child.stderr, captureFds: Object.values(files).map((file) => file.fd), paused },
     pid,
     config.graceMs,
     deadline.fired.then(() => killed),

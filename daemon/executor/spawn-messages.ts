@@ -1,6 +1,7 @@
 /**
  * The messages between the daemon and its spawner process (see spawner.ts), sent over the IPC
- * channel with the 'advanced' (structured clone) serialization, so output chunks stay bytes.
+ * channel. No output passes through it: a child's pipes are handed over to the daemon as
+ * descriptors (the 'pipe' message carries the pipe's socket as its handle).
  */
 
 /** Everything `child_process.spawn` needs for one shell, resolved by the daemon. */
@@ -26,16 +27,12 @@ export interface CaptureTarget {
 }
 
 /** Daemon → spawner. */
-export type ToSpawner =
-  | { t: 'spawn'; id: number; order: SpawnOrder }
-  /** Stop reading a pipe and close it (the run is over; a leftover writer gets EPIPE). */
-  | { t: 'destroy'; id: number; stream: PipeName };
+export type ToSpawner = { t: 'spawn'; id: number; order: SpawnOrder };
 
 /** Spawner → daemon. */
 export type FromSpawner =
+  /** Sent with the pipe's socket as the message's handle, before 'spawned'. */
+  | { t: 'pipe'; id: number; stream: PipeName }
   | { t: 'spawned'; id: number; pid: number }
   | { t: 'error'; id: number; message: string }
-  | { t: 'data'; id: number; stream: PipeName; chunk: Uint8Array }
-  /** The pipe reached its end or was closed. */
-  | { t: 'closed'; id: number; stream: PipeName }
   | { t: 'exit'; id: number; code: number | null; signal: string | null };

@@ -1,14 +1,19 @@
 /**
- * The spawner process: runs `child_process.spawn` for the daemon and relays each child's events and
- * piped output back over its IPC channel. It is small, so its forks are cheap, and the daemon's
- * own address space — large, and busy serving other clients — is never copied while it is busy
- * (see spawner.ts).
+ * The spawner process: runs `child_process.spawn` for the daemon and reports each child's pid and
+ * exit over its IPC channel. It is small, so its forks are cheap, and the daemon's own address
+ * space — large, and busy serving other clients — is never copied while it is busy (see
+ * spawner.ts).
+ *
+ * It never reads a child's output: each pipe is handed over to the daemon as a descriptor, so the
+ * daemon reads it (and stops reading it, which stops the writer) exactly as if it had spawned the
+ * child itself, and this process holds no output whatever the child writes.
  *
  * It outlives no daemon: when the channel closes (the daemon exited or was killed), every process
  * group it started is killed and it exits, so nothing is left behind.
  */
 import type { ChildProcess } from 'node:child_process';
 import { closeSync, constants, openSync } from 'node:fs';
+import type { Socket } from 'node:net';
 import { signalGroup } from './kill.js';
 import { startChild } from './spawn-child.js';
 import type { FromSpawner, PipeName, SpawnOrder, ToSpawner } from './spawn-messages.js';
@@ -16,16 +21,34 @@ import type { FromSpawner, PipeName, SpawnOrder, ToSpawner } from './spawn-messa
 const children = new Map<number, ChildProcess>();
 
 function post(message: FromSpawner): void {
-  process.send?.(message);
+  if (process.connected) process.send?.(message);
 }
 
-/** Relays one pipe of a child until it closes. */
-function relay(id: number, child: ChildProcess, stream: PipeName): void {
-  const pipe = child[stream];
+/**
+ * Hands one pipe of a child over to the daemon; this process's copy of the descriptor is closed
+ * once the daemon has received it. Messages after it are delivered after it, in order.
+ */
+function handOver(id: number, child: ChildProcess, stream: PipeName): void {
+  const pipe = child[stream] as Socket | null;
   if (!pipe) return;
-  pipe.on('data', (chunk: Buffer) => post({ t: 'data', id, stream, chunk }));
   pipe.on('error', () => {});
-  pipe.on('close', () => post({ t: 'closed', id, stream }));
+  neverRead(pipe);
+  if (process.connected) process.send?.({ t: 'pipe', id, stream } satisfies FromSpawner, pipe, {}, () => {});
+}
+
+/**
+ * Keeps this process from reading a pipe before it is handed over. Node starts reading a child's
+ * pipe as soon as it is created, and a handle waits in the channel's queue until the daemon has
+ * acknowledged the previous one: bytes read meanwhile would stay here and be lost. Stopping the
+ * read in the tick of the spawn (before the event loop could read anything) and making any later
+ * start (Node resumes a child's pipes when it exits) a no-op leaves every byte in the pipe for the
+ * daemon. Uses the socket's handle: Node has no public way to stop a socket's reads.
+ */
+function neverRead(pipe: Socket): void {
+  const handle = (pipe as unknown as { _handle?: { readStop?: () => number; reading?: boolean } })._handle;
+  handle?.readStop?.();
+  if (handle) handle.reading = false;
+  pipe._read = () => {};
 }
 
 /**
@@ -75,16 +98,17 @@ function start(id: number, order: SpawnOrder): void {
     return;
   }
   children.set(id, child);
+  handOver(id, child, 'stdout');
+  handOver(id, child, 'stderr');
   post({ t: 'spawned', id, pid: child.pid });
-  relay(id, child, 'stdout');
-  relay(id, child, 'stderr');
-  child.on('exit', (code, signal) => post({ t: 'exit', id, code, signal }));
-  child.on('close', () => children.delete(id));
+  child.on('exit', (code, signal) => {
+    children.delete(id);
+    post({ t: 'exit', id, code, signal });
+  });
 }
 
 process.on('message', (message: ToSpawner) => {
   if (message.t === 'spawn') start(message.id, message.order);
-  else children.get(message.id)?.[message.stream]?.destroy();
 });
 
 // Signals meant for the daemon (a terminal's Ctrl-C reaches the whole group) are the daemon's to

@@ -8,14 +8,19 @@
  * - While no other child of the daemon is alive, nothing is waiting for the daemon: the spawn runs
  *   right there, without a hop.
  * - Otherwise it goes to a spawner process (spawn-worker.ts), small and started with the
- *   daemon, and the daemon sees the child through a `SpawnedChild`: its pid, its piped
- *   streams, and its 'spawn', 'error' and 'exit' events, like a `ChildProcess`.
+ *   daemon, and the daemon sees the child through a `SpawnedChild`: its pid, its pipes (handed
+ *   over as descriptors, so no output passes through the spawner and back-pressure is the
+ *   kernel's), and its 'spawn', 'error' and 'exit' events, like a `ChildProcess`.
  *
- * Killing needs neither: signals go to the process group by pid (kill.ts).
+ * Killing needs neither: signals go to the process group by pid (kill.ts). When a spawner process
+ * dies (killed, out of memory), the exits of its children can no longer be observed: their
+ * groups are killed, their runs and jobs fail naming the cause, and a new spawner is started.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
-import { Readable } from 'node:stream';
+import type { Socket } from 'node:net';
+import type { Readable } from 'node:stream';
+import { signalGroup } from './kill.js';
 import { startChild } from './spawn-child.js';
 import type { FromSpawner, PipeName, SpawnOrder, ToSpawner } from './spawn-messages.js';
 
@@ -26,37 +31,32 @@ export interface ShellChild extends EventEmitter {
   /** The piped stdout; null when the child writes it into a descriptor of the daemon's. */
   readonly stdout: Readable | null;
   readonly stderr: Readable | null;
+  /** Set when the child's exit could not be observed (its spawner process died): the cause. */
+  readonly lost?: string | undefined;
 }
 
 /** A child process spawned by a spawner process, as the daemon sees it. */
 export class SpawnedChild extends EventEmitter {
   /** Set once spawned ('spawn' is emitted then); stays undefined when the spawn failed ('error'). */
   pid: number | undefined;
-  /** The piped streams; null for one the child writes into its capture file. */
-  readonly stdout: Readable | null;
-  readonly stderr: Readable | null;
+  /**
+   * The piped streams: the pipes themselves, handed over by the spawner before 'spawn'; null for
+   * one the child writes into its capture file.
+   */
+  stdout: Socket | null = null;
+  stderr: Socket | null = null;
   exited = false;
+  /**
+   * Set when the spawner process died while the child ran: the child's exit can no longer be
+   * observed, so its group was killed and 'exit' reports this instead of a real status.
+   */
+  lost: string | undefined;
 
-  constructor(files: SpawnOrder['files'], destroyPipe: (stream: PipeName) => void) {
-    super();
-    const pipe = (name: PipeName) => {
-      const stream: Readable = new Readable({
-        read() {},
-        destroy(error, callback) {
-          // Closes the real pipe too, so a leftover writer cannot keep it (and the spawner) busy.
-          if (!stream.readableEnded) destroyPipe(name);
-          callback(error);
-        },
-      });
-      return stream;
-    };
-    this.stdout = files.stdout ? null : pipe('stdout');
-    this.stderr = files.stderr ? null : pipe('stderr');
-  }
-
-  /** The piped stream of that name. */
-  pipe(name: PipeName): Readable | null {
-    return name === 'stdout' ? this.stdout : this.stderr;
+  /** Takes over a pipe the spawner handed over. */
+  adopt(name: PipeName, pipe: Socket): void {
+    // A read-only pipe end: ending our side would fail, and a failure of it only ends the stream.
+    pipe.on('error', () => {});
+    this[name] = pipe;
   }
 }
 
@@ -73,11 +73,10 @@ interface SpawnerProcess {
   pending: number;
 }
 
-/** A child of a spawner process, followed until it exited and its pipes closed. */
+/** A child of a spawner process, followed until it exited. */
 interface RemoteChild {
   child: SpawnedChild;
   spawner: SpawnerProcess;
-  openPipes: number;
 }
 
 /** Where the daemon's children are spawned: in the daemon itself or by its spawner processes. */
@@ -123,10 +122,8 @@ export class Spawner {
   private spawnRemote(order: SpawnOrder): SpawnedChild {
     const spawner = this.leastBusy();
     const id = this.nextId++;
-    const child = new SpawnedChild(order.files, (stream) => {
-      if (this.children.has(id)) send(spawner, { t: 'destroy', id, stream });
-    });
-    this.children.set(id, { child, spawner, openPipes: Number(child.stdout !== null) + Number(child.stderr !== null) });
+    const child = new SpawnedChild();
+    this.children.set(id, { child, spawner });
     spawner.pending += 1;
     send(spawner, { t: 'spawn', id, order });
     return child;
@@ -149,18 +146,29 @@ export class Spawner {
     // Never what keeps the daemon alive: the listening socket and running work do that.
     process_.unref();
     process_.channel?.unref();
-    process_.on('message', (message: FromSpawner) => this.receive(message));
+    process_.on('message', (message: FromSpawner, handle?: Socket) => this.receive(message, handle));
     process_.on('error', () => {});
-    process_.on('exit', () => this.lose(spawner));
+    // Its children are given up only once its exit is known and every message it sent was read.
+    process_.once('exit', (code, signal) => {
+      const cause = `spawner process died (${signal ?? `exit code ${code}`})`;
+      if (process_.connected) process_.once('disconnect', () => this.lose(spawner, cause));
+      else this.lose(spawner, cause);
+    });
     this.pool.push(spawner);
     return spawner;
   }
 
-  private receive(message: FromSpawner): void {
+  private receive(message: FromSpawner, handle: Socket | undefined): void {
     const entry = this.children.get(message.id);
-    if (!entry) return;
+    if (!entry) {
+      handle?.destroy();
+      return;
+    }
     const { child } = entry;
     switch (message.t) {
+      case 'pipe':
+        if (handle) child.adopt(message.stream, handle);
+        break;
       case 'spawned':
         entry.spawner.pending -= 1;
         child.pid = message.pid;
@@ -170,17 +178,6 @@ export class Spawner {
         entry.spawner.pending -= 1;
         this.children.delete(message.id);
         child.emit('error', new Error(message.message));
-        break;
-      case 'data': {
-        const pipe = child.pipe(message.stream);
-        if (pipe && !pipe.destroyed)
-          pipe.push(Buffer.from(message.chunk.buffer, message.chunk.byteOffset, message.chunk.byteLength));
-        break;
-      }
-      case 'closed':
-        entry.openPipes -= 1;
-        this.endPipe(child.pipe(message.stream));
-        this.forgetIfDone(message.id);
         break;
       case 'exit':
         child.exited = true;
@@ -192,36 +189,34 @@ export class Spawner {
     }
   }
 
-  private endPipe(pipe: Readable | null): void {
-    if (pipe && !pipe.destroyed && !pipe.readableEnded) pipe.push(null);
-  }
-
-  /** A child is forgotten once it exited and its pipes closed. */
+  /** A child is forgotten once it exited (its pipes are the daemon's own). */
   private forgetIfDone(id: number): void {
-    const entry = this.children.get(id);
-    if (entry && entry.child.exited && entry.openPipes === 0) this.children.delete(id);
+    if (this.children.get(id)?.child.exited) this.children.delete(id);
   }
 
   /**
-   * A spawner process is gone (killed, or a bug): its children can no longer be followed, so each
-   * is reported as failed to spawn or as exited and its run settles; the next spawn that needs a
-   * spawner starts a new one.
+   * A spawner process is gone (killed, out of memory, a bug): the exits of its children can no
+   * longer be observed. A child still spawning fails to spawn; a running child's group is killed
+   * (nothing could tell when it ends) and it reports `lost`, so its run or job fails naming the
+   * cause. A new spawner is started for later spawns.
    */
-  private lose(spawner: SpawnerProcess): void {
+  private lose(spawner: SpawnerProcess, cause: string): void {
     const index = this.pool.indexOf(spawner);
-    if (index >= 0) this.pool.splice(index, 1);
+    if (index < 0) return;
+    this.pool.splice(index, 1);
     for (const [id, entry] of this.children) {
       if (entry.spawner !== spawner) continue;
       this.children.delete(id);
       const { child } = entry;
-      this.endPipe(child.stdout);
-      this.endPipe(child.stderr);
-      if (child.pid === undefined) child.emit('error', new Error('the spawner process stopped'));
+      if (child.pid === undefined) child.emit('error', new Error(cause));
       else if (!child.exited) {
         child.exited = true;
-        child.emit('exit', null, null);
+        child.lost = cause;
+        signalGroup(child.pid, 'SIGKILL');
+        child.emit('exit', null, 'SIGKILL');
       }
     }
+    if (!this.closed) this.start();
   }
 }
 

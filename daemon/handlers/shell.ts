@@ -87,6 +87,7 @@ export const shellHandlers = [
       confinement,
       signal: controller.signal,
       stdin: params.stdin,
+      ...(outputToken !== undefined && { flow: conn.outputFlow }),
       onOutput:
         outputToken === undefined
           ? undefined

@@ -10,10 +10,12 @@ import type { JobTable } from './job-table.js';
 
 /**
  * Kills a live job's tree (`running → stopping`) and resolves once it is gone and the job has
- * settled. False when the job had already settled, or ended by itself before the kill landed.
+ * settled. A settled job may have left processes in its group (its shell exited, descendants did
+ * not): they are killed too, and the answer is true when there were any. False when the job had
+ * already settled with nothing left, or ended by itself before the kill landed.
  */
 export async function killJob(job: Job, graceMs: number): Promise<boolean> {
-  if (job.isSettled) return false;
+  if (job.isSettled) return (await job.killLeftovers?.(graceMs)) ?? false;
   job.markStopping();
   // Without killTree the process is still being spawned; the launcher kills it on arrival.
   await job.killTree?.(graceMs);

@@ -36,6 +36,11 @@ export class Job {
   cursor: ReadCursor = { stdout: 0, stderr: 0 };
   /** Kills the process tree and resolves once it is gone; set once the process runs. */
   killTree: ((graceMs: number) => Promise<void>) | undefined;
+  /**
+   * Once settled with processes of its group still alive (its leftovers): kills them and resolves
+   * true once they are gone, false when none was left.
+   */
+  killLeftovers: ((graceMs: number) => Promise<boolean>) | undefined;
   /** Resolves when the job has settled. */
   readonly settled: Promise<void>;
   private markSettled: () => void = () => {};

@@ -30,8 +30,8 @@ export type JobOutcome =
   | { kind: 'runner-failed'; reason: string }
   /** The daemon died while the job ran; found on replay of the journal. */
   | { kind: 'daemon-restarted' }
-  /** Following the process failed inside the daemon (e.g. its log could not be read back). */
-  | { kind: 'watch-failed'; reason: string };
+  /** The process could no longer be followed (its spawner process died) and was killed. */
+  | { kind: 'lost'; reason: string };
 
 /** A settled status and its detail. */
 export interface Settlement {
@@ -62,7 +62,7 @@ export function settlementOf(outcome: JobOutcome): Settlement {
       return { status: 'failed', detail: `sandbox runner failed: ${outcome.reason}` };
     case 'daemon-restarted':
       return { status: 'failed', detail: DAEMON_RESTARTED_DETAIL };
-    case 'watch-failed':
-      return { status: 'failed', detail: `internal error: ${outcome.reason}` };
+    case 'lost':
+      return { status: 'failed', detail: outcome.reason };
   }
 }

@@ -182,11 +182,24 @@ async function watchJob(
     plan.onStderr?.(chunk);
   });
   const [rawExitCode, rawSignal] = (await once(child, 'exit')) as [number | null, NodeJS.Signals | null];
+  if (child.lost !== undefined) {
+    // Its exit cannot be observed: the group was killed, and the job failed rather than ended.
+    await terminateGroup(pid, 0);
+    child.stderr!.destroy();
+    ctx.processes.untrack(group);
+    finishCapture(job, capture, ctx.config.maxOutputBytes);
+    job.settle({ kind: 'lost', reason: child.lost });
+    return;
+  }
   const exit = { exitCode: rawExitCode, signal: rawSignal as string | null };
   const { exitCode, signal } = plan.exitFacts ? plan.exitFacts(exit, killing !== undefined) : exit;
 
   await drainAfterExit(
-    child,
+    {
+      stdout: child.stdout,
+      stderr: child.stderr,
+      captureFds: capture.stdout instanceof FileCapture ? [capture.stdout.target.fd] : [],
+    },
     pid,
     ctx.config.graceMs,
     killRequested.then(() => killing),
@@ -212,6 +225,7 @@ async function watchJob(
   });
   if (runnerFailed !== undefined) job.settle({ kind: 'runner-failed', reason: runnerFailed });
   else job.settle({ kind: 'exit', exitCode, signal, killRequested: job.killRequested, outputNote });
+  if (leftover) job.killLeftovers = (graceMs) => ctx.processes.terminate(group, graceMs);
 }
 
 /**

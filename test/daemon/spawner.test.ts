@@ -66,6 +66,36 @@ describe('spawner', () => {
     expect((await spawns(daemon)).spawner).toBe(1);
   });
 
+  it('hands every pipe over intact to many concurrent streamed runs and jobs of the spawner process', async () => {
+    const { daemon, client } = await busyDaemon();
+    // Pipes are handed over one at a time: the later ones wait while their commands write (and
+    // some exit) — nothing they wrote meanwhile may be lost.
+    const streamed: string[] = Array.from({ length: 12 }, () => '');
+    const command = (i: number) => `head -c 100000 /dev/zero | tr '\\0' ${'abcdefghijkl'[i]}; echo; echo err-${i} >&2`;
+    const jobs = await Promise.all(
+      Array.from({ length: 4 }, (_, i) => client.call(ShellStart, { sessionId: 's1', command: command(i) })),
+    );
+    const results = await Promise.all(
+      streamed.map((_, i) =>
+        client.run(
+          { sessionId: 's1', command: command(i), stdoutMaxBytes: 200_000 },
+          { onOutput: ({ stream, text }) => (streamed[i] += stream === 'stdout' ? text : '') },
+        ),
+      ),
+    );
+    results.forEach((result, i) => {
+      const expected = `${'abcdefghijkl'[i]!.repeat(100_000)}\n`;
+      expect(streamed[i]).toBe(expected);
+      expect(result.stdout.text).toBe(expected);
+      expect(result.stderr.text).toBe(`err-${i}\n`);
+    });
+    for (const [i, job] of jobs.entries()) {
+      const settled = await waitJob(client, 's1', job.jobId);
+      expect(settled.stderrBytes).toBe(`err-${i}\n`.length);
+    }
+    expect((await spawns(daemon)).spawner).toBeGreaterThanOrEqual(12);
+  });
+
   it('times out a run of the spawner process: the whole tree is killed and gone', async () => {
     const { daemon, client } = await busyDaemon();
     const result = await client.run({ sessionId: 's1', command: 'echo $$; sleep 30 & echo $!; wait', timeoutMs: 300 });

@@ -61,9 +61,9 @@ describe('settlementOf', () => {
     });
     expect(settlementOf({ kind: 'runner-failed', reason: 'bwrap: setting up uid map' }).status).toBe('failed');
     expect(settlementOf({ kind: 'daemon-restarted' })).toEqual({ status: 'failed', detail: DAEMON_RESTARTED_DETAIL });
-    expect(settlementOf({ kind: 'watch-failed', reason: 'EMFILE' })).toEqual({
+    expect(settlementOf({ kind: 'lost', reason: 'spawner process died (SIGKILL)' })).toEqual({
       status: 'failed',
-      detail: 'internal error: EMFILE',
+      detail: 'spawner process died (SIGKILL)',
     });
   });
 });
