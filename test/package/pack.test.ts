@@ -73,61 +73,66 @@ describe('the npm package', () => {
     expect(stray).toEqual([]);
   });
 
-  it('installs into an empty project, typechecks a harness with tsc --strict, and runs it', async () => {
-    const work = tempDir();
-    const { tarball } = pack(work);
-    const project = join(work, 'harness');
-    execFileSync('mkdir', ['-p', project]);
-    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'harness', private: true, type: 'module' }));
-    const typesNode = (
-      JSON.parse(readFileSync(join(ROOT, 'node_modules', '@types', 'node', 'package.json'), 'utf8')) as {
-        version: string;
-      }
-    ).version;
-    execFileSync(
-      'npm',
-      [
-        'install',
-        '--prefer-offline',
-        '--no-audit',
-        '--no-fund',
-        '--ignore-scripts',
-        tarball,
-        `@types/node@${typesNode}`,
-      ],
-      { cwd: project, encoding: 'utf8' },
-    );
-    writeFileSync(join(project, 'harness.ts'), HARNESS);
-    execFileSync(
-      process.execPath,
-      [
-        TSC,
-        '--strict',
-        '--target',
-        'es2022',
-        '--module',
-        'nodenext',
-        '--moduleResolution',
-        'nodenext',
-        '--types',
-        'node',
-        'harness.ts',
-      ],
-      { cwd: project, encoding: 'utf8' },
-    );
+  // npm install and tsc take most of a minute on a loaded 2-core machine.
+  it(
+    'installs into an empty project, typechecks a harness with tsc --strict, and runs it',
+    { timeout: 240_000 },
+    async () => {
+      const work = tempDir();
+      const { tarball } = pack(work);
+      const project = join(work, 'harness');
+      execFileSync('mkdir', ['-p', project]);
+      writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'harness', private: true, type: 'module' }));
+      const typesNode = (
+        JSON.parse(readFileSync(join(ROOT, 'node_modules', '@types', 'node', 'package.json'), 'utf8')) as {
+          version: string;
+        }
+      ).version;
+      execFileSync(
+        'npm',
+        [
+          'install',
+          '--prefer-offline',
+          '--no-audit',
+          '--no-fund',
+          '--ignore-scripts',
+          tarball,
+          `@types/node@${typesNode}`,
+        ],
+        { cwd: project, encoding: 'utf8' },
+      );
+      writeFileSync(join(project, 'harness.ts'), HARNESS);
+      execFileSync(
+        process.execPath,
+        [
+          TSC,
+          '--strict',
+          '--target',
+          'es2022',
+          '--module',
+          'nodenext',
+          '--moduleResolution',
+          'nodenext',
+          '--types',
+          'node',
+          'harness.ts',
+        ],
+        { cwd: project, encoding: 'utf8' },
+      );
 
-    const daemon = await startDaemon();
-    const out = execFileSync(process.execPath, ['harness.js'], {
-      cwd: project,
-      encoding: 'utf8',
-      env: { ...process.env, EXECD_SOCKET: daemon.socketPath, EXECD_STATE_DIR: daemon.stateDir },
-    });
-    expect(JSON.parse(out)).toEqual({
-      parsed: { body: 'packed', exitCode: 4 },
-      tools: ['bash', 'job_output', 'job_kill'],
-      jobs: 0,
-    });
-    const help = execFileSync(join(project, 'node_modules', '.bin', 'execd'), ['--help'], { encoding: 'utf8' });
-    expect(help).toContain('usage: execd');
-  });
+      const daemon = await startDaemon();
+      const out = execFileSync(process.execPath, ['harness.js'], {
+        cwd: project,
+        encoding: 'utf8',
+        env: { ...process.env, EXECD_SOCKET: daemon.socketPath, EXECD_STATE_DIR: daemon.stateDir },
+      });
+      expect(JSON.parse(out)).toEqual({
+        parsed: { body: 'packed', exitCode: 4 },
+        tools: ['bash', 'job_output', 'job_kill'],
+        jobs: 0,
+      });
+      const help = execFileSync(join(project, 'node_modules', '.bin', 'execd'), ['--help'], { encoding: 'utf8' });
+      expect(help).toContain('usage: execd');
+    },
+  );
 });
