@@ -142,6 +142,9 @@ export const runCommand: CommandRunner = async (argv, globals) => {
     );
     // Nobody reads the output any more: kill the command (its answer says aborted) before exiting.
     const forget = onOutputClosed(() => {
+      // Reading may be paused for a full pipe: the abort's answer must still arrive.
+      draining.clear();
+      client.resumeReading();
       controller.abort();
       return running;
     });

@@ -128,7 +128,7 @@ describe('the npm package', () => {
       });
       expect(JSON.parse(out)).toEqual({
         parsed: { body: 'packed', exitCode: 4 },
-        tools: ['bash', 'job_output', 'job_kill'],
+        tools: ['bash', 'job_output', 'job_kill', 'job_list'],
         jobs: 0,
       });
       const help = execFileSync(join(project, 'node_modules', '.bin', 'execd'), ['--help'], { encoding: 'utf8' });
