@@ -112,7 +112,7 @@ export class TerminalTable {
     const wasRunning = terminal.running;
     if (wasRunning) {
       if (!this.closeReasons.has(terminal)) this.closeReasons.set(terminal, reason);
-      await killTerminalProcesses(terminal.pid, terminal.slaveDevice(), this.deps.graceMs());
+      await killTerminalProcesses(terminal.pid, terminal.procStartTime, this.deps.graceMs());
       // The PTY reports the exit once its program is reaped; force it if that never comes.
       await Promise.race([terminal.exited, delay(2_000)]);
       terminal.markExit({ exitCode: null, signal: 'SIGKILL', detail: reason });
@@ -152,6 +152,7 @@ export class TerminalTable {
     if (this.terminals.get(terminal.id) !== terminal) return;
     this.terminals.delete(terminal.id);
     terminal.dropViewers();
+    terminal.dispose();
     this.journal.append({ op: 'forget', id: terminal.id });
   }
 
@@ -162,10 +163,9 @@ export class TerminalTable {
     clearTimeout(this.idleTimers.get(terminal));
     this.idleTimers.delete(terminal);
     // Anything the program left behind on its session dies with the terminal.
-    await killTerminalProcesses(terminal.pid, undefined, this.deps.graceMs()).catch(() => 0);
+    await killTerminalProcesses(terminal.pid, terminal.procStartTime, this.deps.graceMs()).catch(() => 0);
     const group = this.groups.get(terminal);
     if (group) this.deps.processes.untrack(group);
-    terminal.dispose();
     this.journal.append({
       op: 'exit',
       id: terminal.id,

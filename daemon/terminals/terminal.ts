@@ -204,13 +204,11 @@ export class Terminal {
     this.viewers.clear();
   }
 
-  /** Releases the PTY's file descriptor and the emulator (the program must be gone). */
+  /**
+   * Frees the emulator once the terminal is forgotten. The PTY needs nothing: node-pty reports the
+   * exit only after its descriptor closed, and signalling its pid now could hit a reused pid.
+   */
   dispose(): void {
-    try {
-      this.pty?.kill('SIGKILL');
-    } catch {
-      // Already gone.
-    }
     this.screen.dispose();
   }
 
