@@ -91,6 +91,7 @@ export function waitReady(terminal: Terminal, options: WaitOptions): Promise<Wai
       cleanups.push(() => clearInterval(poll));
     }
 
+    // `exited` never rejects.
     void terminal.exited.then(() => finish({ reason: 'session_exit' }));
     if (options.token) {
       const listener = options.token.onCancellationRequested(() => finish({ reason: 'cancelled' }));

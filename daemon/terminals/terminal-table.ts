@@ -53,6 +53,7 @@ export class TerminalTable {
         record.exit = { exitCode: null, signal: null, detail: RESTARTED_DETAIL, exitedAt: new Date().toISOString() };
         const killing = killRecoveredTerminal(record.pid, record.procStartTime, this.deps.graceMs()).catch(() => 0);
         this.recoveries.add(killing);
+        // `killing` cannot reject (caught above).
         void killing.finally(() => this.recoveries.delete(killing));
       }
       this.terminals.set(record.id, restoredTerminal(record));
@@ -79,7 +80,11 @@ export class TerminalTable {
     });
     this.groups.set(terminal, group);
     this.scheduleIdleCheck(terminal);
-    const cleanup = terminal.exited.then(async (exit) => this.afterExit(terminal, exit));
+    const cleanup = terminal.exited
+      .then(async (exit) => this.afterExit(terminal, exit))
+      .catch((error: Error) =>
+        this.deps.log.error({ terminalId: terminal.id, err: error }, 'terminal clean-up failed'),
+      );
     this.cleanups.set(terminal, cleanup);
   }
 
@@ -141,11 +146,6 @@ export class TerminalTable {
   counts(): { running: number; exited: number } {
     const running = this.running().length;
     return { running, exited: this.terminals.size - running };
-  }
-
-  /** Marks activity (send, write, attach) for the idle close. */
-  touch(terminal: Terminal): void {
-    terminal.lastActivity = Date.now();
   }
 
   private forget(terminal: Terminal): void {
