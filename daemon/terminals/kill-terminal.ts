@@ -4,6 +4,8 @@
  * window sends; an interactive bash ignores SIGTERM alone), SIGKILL after `graceMs` to whatever is
  * left. Each process is matched by pid and start time, so a reused pid is never hit.
  */
+import { terminateGroup } from '../executor/kill.js';
+import { HAS_PROC } from '../executor/proc.js';
 import { isLiveState, processesInSession, readTtyStat, type TtyStat } from './tty-proc.js';
 
 /** Interval at which a dying terminal is re-scanned. */
@@ -57,6 +59,11 @@ export async function killTerminalProcesses(
   graceMs: number,
 ): Promise<number> {
   if (sid <= 0) return 0;
+  if (!HAS_PROC) {
+    // Without /proc the session cannot be listed: the program's process group (or tree) is what can be reached.
+    await terminateGroup(sid, graceMs);
+    return 1;
+  }
   const first = terminalProcesses(sid, leaderStartTime);
   if (first.length === 0) return 0;
   for (const name of ['SIGHUP', 'SIGTERM', 'SIGCONT'] as const) for (const proc of first) signal(proc, name);
