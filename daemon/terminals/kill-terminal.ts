@@ -79,7 +79,8 @@ export async function killTerminalProcesses(
  * reuse a pid while a session carries its number).
  */
 export function killRecoveredTerminal(pid: number, startTime: number | undefined, graceMs: number): Promise<number> {
-  // Without a recorded start time nothing proves a live leader is still ours.
+  // Without /proc, or without a recorded start time, nothing proves a live pid is still ours.
+  if (!HAS_PROC) return Promise.resolve(0);
   const leader = readTtyStat(pid);
   if (startTime === undefined && leader && isLiveState(leader.state)) return Promise.resolve(0);
   return killTerminalProcesses(pid, startTime, graceMs);
