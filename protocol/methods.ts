@@ -237,7 +237,9 @@ export const TerminalSend = request<TerminalSendResult>()('terminal/send', (z) =
 /** `terminal/run`: the persistent-shell command, wrapped between nonce markers. */
 export const TerminalRun = request<TerminalRunResult>()('terminal/run', (z) =>
   sessionTerminal(z).extend({
-    command: wellFormedText(z).refine((text) => text.trim() !== '', { error: 'must be a non-empty string' }),
+    command: wellFormedText(z)
+      .refine((text) => text.trim() !== '', { error: 'must be a non-empty string' })
+      .refine((text) => !text.includes('\0'), { error: 'must not contain NUL (a shell command cannot hold one)' }),
     timeoutMs: positiveNumber().optional(),
     idleMs: positiveNumber().optional(),
   }),

@@ -179,6 +179,11 @@ describe('terminal lifecycle', () => {
       'INVALID_PARAMS',
       /argv\.1 must not contain NUL/,
     );
+    await rejects(
+      client.call(TerminalRun, { sessionId, terminalId, command: 'echo a\0b' }),
+      'INVALID_PARAMS',
+      /command must not contain NUL/,
+    );
     await rejects(client.call(TerminalOpen, { sessionId, cwd: '/no/such/dir' }), 'SPAWN_FAILED', /\/no\/such\/dir/);
     await rejects(
       client.call(TerminalOpen, { sessionId, argv: ['no-such-program-x'] }),
