@@ -12,7 +12,7 @@ import { groupAlive, groupExists, terminateGroup } from './executor/kill.js';
 const VERIFY_MS = 1_000;
 
 /** What a tracked group is. */
-export type TrackedKind = 'run' | 'job' | 'leftover';
+export type TrackedKind = 'run' | 'job' | 'leftover' | 'terminal';
 
 /** One tracked process group. */
 export interface TrackedGroup {

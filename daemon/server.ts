@@ -31,6 +31,8 @@ import { claimOwnership, type Ownership } from './ownership.js';
 import { checkSocketDir, listenPrivately, type PrivateListener } from './socket.js';
 import { SpillSweeper } from './spill-sweep.js';
 import { checkPrivateDir, ensureToken, statePaths } from './state-dir.js';
+import { probePty } from './terminals/pty.js';
+import { TerminalTable } from './terminals/terminal-table.js';
 
 /** How to start a daemon. */
 export interface DaemonOptions {
@@ -137,6 +139,18 @@ async function startOwnedDaemon(
   // Jobs a crashed daemon left running are failed now; their groups die in the background.
   const interrupted = jobs.restore(config.get().maxOutputBytes);
   killOrphanedGroups(interrupted, processes, config.get().graceMs, options.log);
+  const terminals = new TerminalTable({
+    journalPath: paths.terminals,
+    sessions,
+    processes,
+    log: options.log,
+    graceMs: () => config.get().graceMs,
+    idleCloseMs: () => config.get().terminalIdleCloseMs,
+    keepExited: () => config.get().maxTerminalsPerSession,
+  });
+  // Terminals a crashed daemon left open are listed exited; their processes die in the background.
+  terminals.restore();
+  const terminalsUnavailable = probePty().catch((error: Error) => `cannot open a PTY: ${error.message}`);
 
   const context: DaemonContext = {
     version: VERSION,
@@ -154,6 +168,8 @@ async function startOwnedDaemon(
     spawner,
     runs: new ActiveRuns(),
     jobs,
+    terminals,
+    terminalsUnavailable,
     sandbox: await createSandboxRunner(options.bwrapPath ?? process.env.EXECD_BWRAP ?? 'bwrap'),
     spill,
     shuttingDown: false,
@@ -194,6 +210,7 @@ async function startOwnedDaemon(
       const killBound = graceMs + 10_000;
       await step('abort runs', () => context.runs.abortWhere(() => true), killBound);
       await step('kill jobs', () => killAllJobs(jobs, graceMs), killBound);
+      await step('close terminals', () => terminals.closeAll('daemon shut down'), killBound);
       await step('close the journal', () => jobs.close());
       await step('kill leftovers', () => context.processes.killLeftovers(undefined, graceMs));
       // Whatever an earlier step could not end (it failed) is killed here, whatever its kind.

@@ -56,6 +56,14 @@ const configFields = (z: Zod) => ({
   settledJobRetentionMs: positive(),
   /** A session with no connection, nothing running and no activity for this long is closed. */
   sessionIdleCloseMs: positive(),
+  /** Terminals (running) per session. */
+  maxTerminalsPerSession: positiveInt(),
+  /** Terminals (running) across all sessions. */
+  maxTerminals: positiveInt(),
+  /** Scrollback ring of one terminal, in bytes, addressed by stream offsets. */
+  terminalScrollbackBytes: positiveInt(),
+  /** A terminal with no send, write or attach for this long and no foreground command is closed. */
+  terminalIdleCloseMs: positive().max(MAX_TIMER_MS, { error: `must be at most ${MAX_TIMER_MS}` }),
 });
 
 /** The schema of a complete configuration: every field present (but `cwd`); built on first use. */
@@ -98,6 +106,10 @@ export const DEFAULT_CONFIG: Config = Object.freeze({
   maxSettledJobs: 1_000,
   settledJobRetentionMs: 7 * 24 * 3_600_000,
   sessionIdleCloseMs: 24 * 3_600_000,
+  maxTerminalsPerSession: 8,
+  maxTerminals: 64,
+  terminalScrollbackBytes: 4 * 1024 * 1024,
+  terminalIdleCloseMs: 3_600_000,
 });
 
 /** `base` with `patch` applied: later wins, and a `null` (an optional field such as `cwd`) removes the field. */

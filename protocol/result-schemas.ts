@@ -53,6 +53,34 @@ export const peekedStreamSchema = lazySchema((z) =>
   z.object({ text: z.string(), offset: z.number(), nextOffset: z.number(), lossy: z.boolean() }),
 );
 
+/** The schema of a `TerminalSnapshot`. */
+export const terminalSnapshotSchema = lazySchema((z) =>
+  z.object({
+    id: z.string(),
+    name: z.string().optional(),
+    ownerSession: z.string(),
+    argv: z.array(z.string()),
+    cwd: z.string(),
+    pid: z.number(),
+    cols: z.number(),
+    rows: z.number(),
+    status: z.enum(['running', 'exited']),
+    exitCode: z.number().nullable(),
+    signal: z.string().nullable(),
+    detail: z.string().optional(),
+    foreground: z.object({ pgid: z.number(), command: z.string() }).optional(),
+    busy: z.boolean(),
+    startedAt: z.string(),
+    exitedAt: z.string().optional(),
+    outputBytes: z.number(),
+  }),
+);
+
+/** The schema of the readiness tier that ended a terminal wait. */
+export const waitReasonSchema = lazySchema((z) =>
+  z.enum(['prompt', 'stdin_read', 'inferred_idle', 'timeout', 'session_exit']),
+);
+
 /** The schema of a `ShellRunResult`. */
 export const shellRunResultSchema = lazySchema((z) =>
   z.object({

@@ -23,10 +23,22 @@ import {
   JobRead,
   JobRelease,
   JobWait,
+  JobWrite,
   OutputRead,
   RenderJobRead,
   RenderResult,
   SessionClose,
+  TerminalAttach,
+  TerminalClose,
+  TerminalDetach,
+  TerminalList,
+  TerminalOpen,
+  TerminalRead,
+  TerminalResize,
+  TerminalRun,
+  TerminalSend,
+  TerminalSignal,
+  TerminalWrite,
   SessionOpen,
   ShellResolve,
   ShellRun,
@@ -34,8 +46,16 @@ import {
   type AnyRequestDecl,
   type ResultOf,
 } from './methods.js';
-import { jobReadResultSchema, jobSnapshotSchema, peekedStreamSchema, shellRunResultSchema } from './result-schemas.js';
+import {
+  jobReadResultSchema,
+  jobSnapshotSchema,
+  peekedStreamSchema,
+  shellRunResultSchema,
+  terminalSnapshotSchema,
+  waitReasonSchema,
+} from './result-schemas.js';
 import { sandboxModeSchema, sandboxPolicySchema } from './sandbox.js';
+import type { TerminalExitedParams, TerminalOutputParams } from './terminal.js';
 import type { JobExitedParams, OutputProgress } from './types.js';
 import { zod, type Zod } from './zod.js';
 
@@ -60,13 +80,16 @@ const results = (): ResultEntry[] => [
         background: z.boolean(),
         sandboxModes: z.array(sandboxModeSchema()),
         streaming: z.literal(true),
+        terminals: z.boolean(),
       }),
     }),
   ),
   result(SessionOpen, (z) =>
     z.object({ sessionId: z.string(), reattached: z.boolean(), jobs: z.array(jobSnapshotSchema()) }),
   ),
-  result(SessionClose, (z) => z.object({ killedJobs: z.number(), removedFiles: z.number() })),
+  result(SessionClose, (z) =>
+    z.object({ killedJobs: z.number(), closedTerminals: z.number(), removedFiles: z.number() }),
+  ),
   result(ShellResolve, (z) =>
     z.object({
       command: z.string(),
@@ -100,9 +123,16 @@ const results = (): ResultEntry[] => [
       pid: z.number(),
       uptimeMs: z.number(),
       sessions: z.array(
-        z.object({ sessionId: z.string(), cwd: z.string(), connections: z.number(), runningJobs: z.number() }),
+        z.object({
+          sessionId: z.string(),
+          cwd: z.string(),
+          connections: z.number(),
+          runningJobs: z.number(),
+          runningTerminals: z.number(),
+        }),
       ),
       jobs: z.object({ running: z.number(), settled: z.number() }),
+      terminals: z.object({ running: z.number(), exited: z.number() }),
       processes: z.number(),
       spawns: z.object({ inline: z.number(), spawner: z.number() }),
       spill: z.object({ files: z.number(), bytes: z.number() }),
@@ -110,6 +140,47 @@ const results = (): ResultEntry[] => [
     }),
   ),
   result(DaemonShutdown, (z) => z.object({ ok: z.literal(true) })),
+  result(JobWrite, (z) => z.object({ written: z.number() })),
+  result(TerminalOpen, (z) => z.object({ terminal: terminalSnapshotSchema(), motd: z.string() })),
+  result(TerminalSend, (z) =>
+    z.object({
+      output: z.string(),
+      waitReason: waitReasonSchema(),
+      cursor: z.number(),
+      truncated: z.boolean(),
+      terminal: terminalSnapshotSchema(),
+    }),
+  ),
+  result(TerminalRun, (z) =>
+    z.object({
+      output: z.string(),
+      exitCode: z.number().optional(),
+      state: z.enum(['completed', 'waiting_for_input', 'idle', 'timed_out', 'exited']),
+      interrupted: z.boolean().optional(),
+      truncated: z.boolean(),
+      outputBytes: z.number(),
+      outputSpillPath: z.string().optional(),
+      waitReason: waitReasonSchema(),
+      cursor: z.number(),
+      terminal: terminalSnapshotSchema(),
+    }),
+  ),
+  result(TerminalRead, (z) =>
+    z.object({
+      text: z.string(),
+      offset: z.number(),
+      nextOffset: z.number(),
+      droppedBytes: z.number(),
+      terminal: terminalSnapshotSchema(),
+    }),
+  ),
+  result(TerminalWrite, (z) => z.object({ written: z.number() })),
+  result(TerminalSignal, (z) => z.object({ delivered: z.boolean(), pgid: z.number().nullable() })),
+  result(TerminalResize, () => terminalSnapshotSchema()),
+  result(TerminalAttach, (z) => z.object({ nextOffset: z.number() })),
+  result(TerminalDetach, (z) => z.object({ nextOffset: z.number() })),
+  result(TerminalClose, (z) => z.object({ closed: z.boolean() })),
+  result(TerminalList, (z) => z.array(terminalSnapshotSchema())),
   result(RenderResult, (z) => z.object({ text: z.string() })),
   result(RenderJobRead, (z) => z.object({ text: z.string() })),
 ];
@@ -128,6 +199,10 @@ export function methodsWithoutResultSchema(): string[] {
 /** Params schemas of the daemon → client notifications, by method. */
 export const NOTIFICATION_SCHEMAS: Record<string, (z: Zod) => z.ZodType> = {
   'job/exited': (z): z.ZodType<JobExitedParams> => z.object({ sessionId: z.string(), job: jobSnapshotSchema() }),
+  'terminal/output': (z): z.ZodType<TerminalOutputParams> =>
+    z.object({ terminalId: z.string(), data: z.string(), offset: z.number() }),
+  'terminal/exited': (z): z.ZodType<TerminalExitedParams> =>
+    z.object({ sessionId: z.string(), terminal: terminalSnapshotSchema() }),
   '$/progress': (z): z.ZodType<{ token: string | number; value: OutputProgress }> =>
     z.object({
       token: z.union([z.string(), z.number()]),

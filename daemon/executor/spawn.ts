@@ -43,10 +43,11 @@ export function spawnShell(
   stdin: string | undefined,
   argv: string[] = spec.argv,
   files: SpawnOrder['files'] = {},
+  stdinPath?: string,
 ): ShellProcess {
   const [file, ...args] = argv;
   try {
-    return spawnOrder(spawner, file!, args, spec, stdin, files);
+    return spawnOrder(spawner, file!, args, spec, stdin, files, stdinPath);
   } catch (error) {
     // `spawn` throws for arguments it refuses (a NUL byte, …): a failed spawn, never an exception.
     return failedChild(error instanceof Error ? error : new Error(String(error)));
@@ -60,6 +61,7 @@ function spawnOrder(
   spec: ExecSpec,
   stdin: string | undefined,
   files: SpawnOrder['files'],
+  stdinPath: string | undefined,
 ): ShellProcess {
   return spawner.spawn({
     file,
@@ -67,6 +69,7 @@ function spawnOrder(
     cwd: spec.workdir,
     env: spec.env,
     ...(stdin === undefined ? {} : { stdin }),
+    ...(stdinPath === undefined ? {} : { stdinPath }),
     files,
     // POSIX: its own process group, so one signal reaches the whole tree (see platform.ts).
     detached: PLATFORM.spawnDetached,

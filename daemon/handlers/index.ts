@@ -8,12 +8,14 @@ import { jobHandlers } from './job.js';
 import { outputHandlers } from './output.js';
 import { sessionHandlers } from './session.js';
 import { shellHandlers } from './shell.js';
+import { terminalHandlers } from './terminal.js';
 
 /** All handlers; a method without one here is answered MethodNotFound. */
 export const HANDLERS: readonly HandlerEntry[] = [
   ...initializeHandlers,
   ...sessionHandlers,
   ...shellHandlers,
+  ...terminalHandlers,
   ...jobHandlers,
   ...outputHandlers,
   ...configHandlers,

@@ -11,6 +11,7 @@ import {
   JobRead,
   JobRelease,
   JobWait,
+  JobWrite,
   ShellStart,
 } from '../../protocol/methods.js';
 import { handler, type HandlerContext } from '../handler.js';
@@ -56,6 +57,7 @@ export const jobHandlers = [
       logDir: sessionSpillDir(daemon, params.sessionId),
       log: daemon.log,
       stdin: params.stdin,
+      keepStdinOpen: params.keepStdinOpen,
     });
     return { jobId: job.id, pid: job.pid, startedAt: job.identity.startedAt.toISOString() };
   }),
@@ -121,5 +123,18 @@ export const jobHandlers = [
       .filter((job) => job.isSettled);
     for (const job of settled) recordReportedOutputs(daemon, job.ownerSession, Object.values(job.identity.logPaths));
     return cleanJobs(daemon.jobs, settled);
+  }),
+  handler(JobWrite, (params, ctx) => {
+    const job = ownedJob(params, ctx);
+    if (job instanceof ExecdError) return job;
+    if (!job.stdin || !job.isLive) {
+      return new ExecdError(
+        'STDIN_CLOSED',
+        job.stdin
+          ? `job ${job.id} has settled; its stdin is closed`
+          : `job ${job.id} was not started with keepStdinOpen`,
+      );
+    }
+    return job.stdin.write(job.id, params.data, params.eof ?? false, ctx.daemon.config.get().maxStdinBytes);
   }),
 ];

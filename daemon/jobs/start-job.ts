@@ -18,6 +18,7 @@ import type { Spawner } from '../executor/spawner.js';
 import type { Logger } from '../logger.js';
 import type { ProcessRegistry, TrackedGroup } from '../process-registry.js';
 import { Job } from './job.js';
+import { JobStdin } from './job-stdin.js';
 import { CapturedFileStream, CollectedStream, LogFileStream, TailBytesStream, type JobStream } from './job-streams.js';
 import type { JobTable } from './job-table.js';
 import type { JobLaunchPlan } from './launch-plan.js';
@@ -34,6 +35,8 @@ export interface StartJobContext {
   logDir: string;
   log: Logger;
   stdin?: string;
+  /** Keep the job's stdin open for `job/write` (SPEC §9.4); `stdin`, if any, is written first. */
+  keepStdinOpen?: boolean;
 }
 
 /** Where a running job's output goes: stdout straight into its log file, or (no room) through a pipe. */
@@ -100,11 +103,27 @@ export async function startJob(
     if (plan.refused !== undefined) return failEarly({ kind: 'runner-failed', reason: plan.refused });
     const missing = checkWorkdir(spec.workdir);
     if (missing) return failEarly({ kind: 'spawn-failed', reason: missing.message });
+    let stdin: JobStdin | undefined;
+    try {
+      if (ctx.keepStdinOpen) stdin = new JobStdin(join(ctx.logDir, `${id}.stdin`));
+    } catch (error) {
+      return failEarly({ kind: 'spawn-failed', reason: `cannot open a stdin pipe: ${failureText(error)}` });
+    }
     const files = capture.stdout instanceof FileCapture ? { stdout: capture.stdout.target } : {};
-    child = spawnShell(ctx.spawner, spec, ctx.stdin, plan.argv, files);
+    child = spawnShell(ctx.spawner, spec, stdin ? undefined : ctx.stdin, plan.argv, files, stdin?.path);
     const failure = await spawned(child, plan.argv[0]!);
-    if (failure)
+    stdin?.spawned();
+    if (failure) {
+      stdin?.close();
       return failEarly({ kind: plan.runnerFailure ? 'runner-failed' : 'spawn-failed', reason: failure.message });
+    }
+    if (stdin) {
+      const opened = stdin;
+      job.stdin = opened;
+      if (ctx.stdin !== undefined) opened.write(id, ctx.stdin, false, Number.MAX_SAFE_INTEGER);
+      // `settled` never rejects; closing the pipe cannot throw.
+      job.settled.then(() => opened.close()).catch(() => undefined);
+    }
 
     job.pid = child.pid!;
     group = ctx.processes.track({ pgid: job.pid, sessionId, kind: 'job' });
