@@ -33,5 +33,5 @@ export async function closeSession(daemon: DaemonContext, sessionId: string): Pr
   const removedFiles = await countFiles(dir);
   await rm(dir, { recursive: true, force: true });
   daemon.log.info({ sessionId, killedJobs, removedFiles }, 'session closed');
-  return { killedJobs, removedFiles };
+  return { killedJobs, closedTerminals: 0, removedFiles };
 }

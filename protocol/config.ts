@@ -44,6 +44,14 @@ const configFields = (z: Zod) => ({
   spillQuotaBytes: positive(),
   /** Age after which a spill or log file of a settled run or job is removed by the sweep. */
   spillRetentionMs: positive(),
+  /** Terminals (running) per session. */
+  maxTerminalsPerSession: positiveInt(),
+  /** Terminals (running) across all sessions. */
+  maxTerminals: positiveInt(),
+  /** Scrollback ring of one terminal, in bytes, addressed by stream offsets. */
+  terminalScrollbackBytes: positiveInt(),
+  /** A terminal with no send, write or attach for this long and no foreground command is closed. */
+  terminalIdleCloseMs: positive().max(MAX_TIMER_MS, { error: `must be at most ${MAX_TIMER_MS}` }),
 });
 
 /** The schema of a complete configuration: every field present (but `cwd`); built on first use. */
@@ -75,4 +83,8 @@ export const DEFAULT_CONFIG: Config = Object.freeze({
   maxUnsentBytes: 16 * 1024 * 1024,
   spillQuotaBytes: 4 * 1024 * 1024 * 1024,
   spillRetentionMs: 7 * 24 * 3_600_000,
+  maxTerminalsPerSession: 8,
+  maxTerminals: 64,
+  terminalScrollbackBytes: 4 * 1024 * 1024,
+  terminalIdleCloseMs: 3_600_000,
 });

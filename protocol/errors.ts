@@ -14,6 +14,9 @@ export const ErrorCodes = {
   SPAWN_FAILED: -32007,
   LIMIT_EXCEEDED: -32008,
   SHUTTING_DOWN: -32009,
+  TERMINAL_BUSY: -32010,
+  TERMINALS_UNAVAILABLE: -32011,
+  STDIN_CLOSED: -32012,
 } as const;
 
 /** The name of an application error (`error.data.code`). */

@@ -6,3 +6,4 @@ export * from './methods.js';
 export * from './sandbox.js';
 export * from './types.js';
 export * from './platform.js';
+export * from './terminal.js';

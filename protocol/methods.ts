@@ -34,6 +34,20 @@ import type {
   ShellRunResult,
   ShellStartResult,
 } from './types.js';
+import {
+  TERMINAL_SIGNALS,
+  type TerminalAttachResult,
+  type TerminalCloseResult,
+  type TerminalExitedParams,
+  type TerminalOpenResult,
+  type TerminalOutputParams,
+  type TerminalReadResult,
+  type TerminalRunResult,
+  type TerminalSendResult,
+  type TerminalSignalResult,
+  type TerminalSnapshot,
+  type WriteResult,
+} from './terminal.js';
 import { lazySchema, zod, type Zod } from './zod.js';
 
 /** A request declaration: the method name, its params schema (built on first read) and its typed request. */
@@ -122,8 +136,10 @@ export const ShellRun = request<ShellRunResult>()('shell/run', (z) =>
   execRequestSchema().extend({ outputToken: z.union([z.string(), z.number()]).optional() }),
 );
 
-/** `shell/start`: a background job; returns at once. */
-export const ShellStart = request<ShellStartResult>()('shell/start', execRequestSchema);
+/** `shell/start`: a background job; returns at once. `keepStdinOpen` leaves its stdin open for `job/write`. */
+export const ShellStart = request<ShellStartResult>()('shell/start', (z) =>
+  execRequestSchema().extend({ keepStdinOpen: z.boolean({ error: 'must be a boolean' }).optional() }),
+);
 
 /** `job/read`: consuming read of what is new. */
 export const JobRead = request<JobReadResult>()('job/read', sessionJob);
@@ -154,6 +170,129 @@ export const JobList = request<JobSnapshot[]>()('job/list', (z) =>
 /** `job/release`: kill if running, forget, delete files. */
 export const JobRelease = request<{ released: true }>()('job/release', sessionJob);
 
+/** `job/write`: write to the stdin of a job started with `keepStdinOpen`; `eof` closes it afterwards. */
+export const JobWrite = request<WriteResult>()('job/write', (z) =>
+  sessionJob(z).extend({ data: wellFormedText(z), eof: z.boolean({ error: 'must be a boolean' }).optional() }),
+);
+
+/** A string that is valid Unicode (no lone surrogates), so it has one UTF-8 encoding. */
+function wellFormedText(z: Zod) {
+  return z
+    .string({ error: 'must be a string' })
+    .refine((text) => !/\p{Cs}/u.test(text), { error: 'must be valid Unicode text (no lone surrogates)' });
+}
+
+/** A terminal id, `term-<n>`. */
+export const terminalIdSchema = () =>
+  zod()
+    .string({ error: 'must be a string' })
+    .regex(/^term-\d{1,15}$/, { error: 'must look like term-<n>' });
+
+/** A terminal dimension: 1..1000 cells. */
+const cells = (z: Zod) =>
+  z
+    .number({ error: 'must be an integer from 1 to 1000' })
+    .int({ error: 'must be an integer from 1 to 1000' })
+    .min(1, { error: 'must be an integer from 1 to 1000' })
+    .max(1000, { error: 'must be an integer from 1 to 1000' });
+
+/** A string argument of a program: no NUL, which no argv can carry. */
+const argString = (z: Zod) =>
+  z.string({ error: 'must be a string' }).refine((text) => !text.includes('\0'), { error: 'must not contain NUL' });
+
+const sessionTerminal = (z: Zod) => z.strictObject({ sessionId: sessionIdSchema(), terminalId: terminalIdSchema() });
+
+/** `terminal/open`: a PTY running an interactive bash (or `argv`) in the session's cwd. */
+export const TerminalOpen = request<TerminalOpenResult>()('terminal/open', (z) =>
+  z.strictObject({
+    sessionId: sessionIdSchema(),
+    name: z
+      .string({ error: 'must be a string of 1-128 characters' })
+      .min(1, { error: 'must be a string of 1-128 characters' })
+      .max(128, { error: 'must be a string of 1-128 characters' })
+      .optional(),
+    cwd: absolutePath().optional(),
+    argv: z
+      .array(argString(z), { error: 'must be a non-empty array of strings' })
+      .min(1, { error: 'must be a non-empty array of strings' })
+      .refine((argv) => argv[0] !== '', { error: 'must start with a program name' })
+      .optional(),
+    env: envMapSchema().optional(),
+    cols: cells(z).optional(),
+    rows: cells(z).optional(),
+    sandboxPolicy: sandboxPolicySchema().optional(),
+  }),
+);
+
+/** `terminal/send`: write text (and Enter with `submit`), wait for a readiness tier. */
+export const TerminalSend = request<TerminalSendResult>()('terminal/send', (z) =>
+  sessionTerminal(z).extend({
+    text: wellFormedText(z),
+    submit: z.boolean({ error: 'must be a boolean' }).optional(),
+    idleMs: positiveNumber().optional(),
+    timeoutMs: positiveNumber().optional(),
+  }),
+);
+
+/** `terminal/run`: the persistent-shell command, wrapped between nonce markers. */
+export const TerminalRun = request<TerminalRunResult>()('terminal/run', (z) =>
+  sessionTerminal(z).extend({
+    command: wellFormedText(z).refine((text) => text.trim() !== '', { error: 'must be a non-empty string' }),
+    timeoutMs: positiveNumber().optional(),
+    idleMs: positiveNumber().optional(),
+  }),
+);
+
+/** `terminal/read`: the stream from an offset, or the rendered screen; consumes nothing. */
+export const TerminalRead = request<TerminalReadResult>()('terminal/read', (z) =>
+  sessionTerminal(z).extend({
+    offset: z.number().int().nonnegative({ error: 'must be a non-negative integer' }).optional(),
+    maxBytes: positiveInt().optional(),
+    view: z.enum(['stream', 'screen'], { error: 'must be stream or screen' }).optional(),
+  }),
+);
+
+/** `terminal/write`: raw input (keys, a person's typing), no waiting. */
+export const TerminalWrite = request<WriteResult>()('terminal/write', (z) =>
+  sessionTerminal(z).extend({ data: wellFormedText(z) }),
+);
+
+/** `terminal/signal`: to the foreground process group. */
+export const TerminalSignal = request<TerminalSignalResult>()('terminal/signal', (z) =>
+  sessionTerminal(z).extend({
+    signal: z.enum(TERMINAL_SIGNALS, { error: `must be one of ${TERMINAL_SIGNALS.join(', ')}` }),
+  }),
+);
+
+/** `terminal/resize`. */
+export const TerminalResize = request<TerminalSnapshot>()('terminal/resize', (z) =>
+  sessionTerminal(z).extend({ cols: cells(z), rows: cells(z) }),
+);
+
+/** `terminal/attach`: `terminal/output` notifications to this connection from `offset` (default: the end). */
+export const TerminalAttach = request<TerminalAttachResult>()('terminal/attach', (z) =>
+  sessionTerminal(z).extend({
+    offset: z.number().int().nonnegative({ error: 'must be a non-negative integer' }).optional(),
+  }),
+);
+
+/** `terminal/detach`: stop this connection's notifications; the terminal keeps running. */
+export const TerminalDetach = request<TerminalAttachResult>()('terminal/detach', (z) =>
+  sessionTerminal(z).extend({
+    offset: z.number().int().nonnegative({ error: 'must be a non-negative integer' }).optional(),
+  }),
+);
+
+/** `terminal/close`: resolves once every process on the terminal is gone. */
+export const TerminalClose = request<TerminalCloseResult>()('terminal/close', sessionTerminal);
+
+/** `terminal/list`: one session's terminals, or every terminal for the debug client. */
+export const TerminalList = request<TerminalSnapshot[]>()('terminal/list', (z) =>
+  z.union([z.strictObject({ sessionId: sessionIdSchema() }), z.strictObject({ all: z.literal(true) })], {
+    error: 'must be { sessionId } or { all: true }',
+  }),
+);
+
 /** `config/get`. */
 export const ConfigGet = request<Config>()('config/get', empty);
 
@@ -182,6 +321,18 @@ export const ALL_REQUESTS = [
   JobKill,
   JobList,
   JobRelease,
+  JobWrite,
+  TerminalOpen,
+  TerminalSend,
+  TerminalRun,
+  TerminalRead,
+  TerminalWrite,
+  TerminalSignal,
+  TerminalResize,
+  TerminalAttach,
+  TerminalDetach,
+  TerminalClose,
+  TerminalList,
   ConfigGet,
   ConfigSet,
   DaemonStatus,
@@ -190,6 +341,12 @@ export const ALL_REQUESTS = [
 
 /** `job/exited`: daemon → client, when a background job settles. */
 export const JobExited = new NotificationType<JobExitedParams>('job/exited');
+
+/** `terminal/output`: daemon → attached connections, the terminal's output in order. */
+export const TerminalOutput = new NotificationType<TerminalOutputParams>('terminal/output');
+
+/** `terminal/exited`: daemon → the owner session's connections, when a terminal's program exits. */
+export const TerminalExited = new NotificationType<TerminalExitedParams>('terminal/exited');
 
 /** The `$/progress` payload type of a streamed `shell/run`. */
 export const OutputProgressType = new ProgressType<OutputProgress>();

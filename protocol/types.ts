@@ -90,6 +90,8 @@ export interface InitializeResult {
     background: boolean;
     sandboxModes: SandboxMode[];
     streaming: true;
+    /** False when no PTY can be opened here: every terminal method then answers TERMINALS_UNAVAILABLE. */
+    terminals: boolean;
   };
 }
 
@@ -104,6 +106,8 @@ export interface SessionOpenResult {
 /** Reply to `session/close`. */
 export interface SessionCloseResult {
   killedJobs: number;
+  /** Terminals of the session that were running and were closed. */
+  closedTerminals: number;
   removedFiles: number;
 }
 
@@ -147,6 +151,8 @@ export interface SessionStatus {
   cwd: string;
   connections: number;
   runningJobs: number;
+  /** Terminals of this session still running. */
+  runningTerminals: number;
 }
 
 /** Reply to `daemon/status`. */
@@ -156,6 +162,8 @@ export interface DaemonStatusResult {
   uptimeMs: number;
   sessions: SessionStatus[];
   jobs: { running: number; settled: number };
+  /** Terminals still running, and exited ones still listed. */
+  terminals: { running: number; exited: number };
   /** Processes the daemon is responsible for right now (runs, jobs, leftovers). */
   processes: number;
   /** Children spawned so far in the daemon itself (nothing else was running) and by its spawner process. */

@@ -30,6 +30,7 @@ export const initializeHandlers = [
         background: daemon.config.get().enableRunInBackground,
         sandboxModes: daemon.sandbox.modes,
         streaming: true,
+        terminals: false,
       },
     };
   }),

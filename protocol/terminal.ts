@@ -1,0 +1,139 @@
+/** Result and notification types of the terminal methods (SPEC §9). Params are zod schemas in `methods.ts`. */
+
+/** Signals `terminal/signal` may deliver to a terminal's foreground process group. */
+export const TERMINAL_SIGNALS = ['SIGINT', 'SIGQUIT', 'SIGTSTP', 'SIGTERM', 'SIGKILL'] as const;
+
+/** A signal `terminal/signal` may deliver. */
+export type TerminalSignalName = (typeof TERMINAL_SIGNALS)[number];
+
+/** What ended a `terminal/send`'s wait, in the order the tiers are checked (SPEC §9.1). */
+export type TerminalWaitReason = 'prompt' | 'stdin_read' | 'inferred_idle' | 'timeout' | 'session_exit';
+
+/** How a `terminal/run` ended. */
+export type TerminalRunState = 'completed' | 'waiting_for_input' | 'idle' | 'timed_out' | 'exited';
+
+/** The two renderings `terminal/read` offers: the byte stream or the current screen. */
+export type TerminalView = 'stream' | 'screen';
+
+/** One terminal as the daemon sees it now. */
+export interface TerminalSnapshot {
+  /** `term-<n>`, never reused, also across daemon restarts. */
+  id: string;
+  name?: string;
+  ownerSession: string;
+  /** The program the terminal runs, as spawned (before any sandbox wrapping). */
+  argv: string[];
+  cwd: string;
+  /** The pid of the terminal's program (the shell); 0 when it never started. */
+  pid: number;
+  cols: number;
+  rows: number;
+  status: 'running' | 'exited';
+  exitCode: number | null;
+  signal: string | null;
+  /** Why it exited when that is not just an exit code, e.g. `daemon restarted while the terminal was open`. */
+  detail?: string;
+  /** The terminal's foreground process group when it is not the shell's own (a command is running). */
+  foreground?: { pgid: number; command: string };
+  /** True while a `terminal/send` or `terminal/run` is in flight. */
+  busy: boolean;
+  /** ISO 8601. */
+  startedAt: string;
+  exitedAt?: string;
+  /** Bytes the terminal has printed since it opened (the stream's end offset). */
+  outputBytes: number;
+}
+
+/** Reply to `terminal/open`. */
+export interface TerminalOpenResult {
+  terminal: TerminalSnapshot;
+  /** The program's output until the first readiness (bounded, tail kept, private markers stripped). */
+  motd: string;
+}
+
+/** Reply to `terminal/send`. */
+export interface TerminalSendResult {
+  /** What the terminal printed after the write until readiness, bounded by `maxOutputBytes` (tail kept). */
+  output: string;
+  waitReason: TerminalWaitReason;
+  /** Stream offset just past `output`: a later `terminal/read` from here continues it. */
+  cursor: number;
+  /** True when `output` is not everything printed since the write. */
+  truncated: boolean;
+  terminal: TerminalSnapshot;
+}
+
+/** Reply to `terminal/run`. */
+export interface TerminalRunResult {
+  /** What the command printed, bounded by `maxOutputBytes` (tail kept); exact between the markers when completed. */
+  output: string;
+  /** The command's exit status; present when `state` is `completed`. */
+  exitCode?: number;
+  state: TerminalRunState;
+  /** With `timed_out`: true when SIGINT brought the prompt back within `graceMs` and the shell kept its state. */
+  interrupted?: boolean;
+  /** True when `output` is not the whole output. */
+  truncated: boolean;
+  /** Total bytes of the command's output (after CRLF → LF). */
+  outputBytes: number;
+  /** File holding the whole output when `output` was cut. */
+  outputSpillPath?: string;
+  /** The readiness tier that ended the wait. */
+  waitReason: TerminalWaitReason;
+  /** Stream offset just past what this run consumed. */
+  cursor: number;
+  terminal: TerminalSnapshot;
+}
+
+/** Reply to `terminal/read`: nothing is consumed. */
+export interface TerminalReadResult {
+  /** `stream`: the bytes from `offset` (CRLF → LF); `screen`: the rendered screen, one line per row. */
+  text: string;
+  /** The offset the text starts at (later than asked when bytes were dropped from the ring). */
+  offset: number;
+  /** The offset to pass next time. */
+  nextOffset: number;
+  /** Bytes between the asked offset and the oldest byte the ring still holds. */
+  droppedBytes: number;
+  terminal: TerminalSnapshot;
+}
+
+/** Reply to `terminal/write` and `job/write`. */
+export interface WriteResult {
+  /** Bytes written. */
+  written: number;
+}
+
+/** Reply to `terminal/signal`. */
+export interface TerminalSignalResult {
+  delivered: boolean;
+  /** The process group signalled; null when the terminal has exited. */
+  pgid: number | null;
+}
+
+/** Reply to `terminal/attach` and `terminal/detach`. */
+export interface TerminalAttachResult {
+  /** Attach: the offset notifications start from; detach: the stream's end now. */
+  nextOffset: number;
+}
+
+/** Reply to `terminal/close`. */
+export interface TerminalCloseResult {
+  /** False when the terminal had already exited (a second close is a no-op). */
+  closed: boolean;
+}
+
+/** Params of the `terminal/output` notification, sent in order to attached connections. */
+export interface TerminalOutputParams {
+  terminalId: string;
+  /** Raw output (private markers stripped; CR LF kept, as a terminal shows them). */
+  data: string;
+  /** Stream offset of `data`'s first byte. */
+  offset: number;
+}
+
+/** Params of the `terminal/exited` notification. */
+export interface TerminalExitedParams {
+  sessionId: string;
+  terminal: TerminalSnapshot;
+}
