@@ -58,8 +58,8 @@ export interface PersistentArgs {
   timeoutMs?: number;
 }
 
-function firstIssue<T>(
-  parsed: { success: true; data: T } | { success: false; error: { issues: { message: string }[] } },
+function firstIssue(
+  parsed: { success: true; data: unknown } | { success: false; error: { issues: { message: string }[] } },
 ) {
   return parsed.success
     ? ({ ok: true, args: parsed.data } as const)
@@ -75,9 +75,16 @@ export function validatePersistentArgs(args: unknown): Validated<PersistentArgs>
   return firstIssue(persistentArgsSchema().safeParse(args)) as Validated<PersistentArgs>;
 }
 
+/** The shape of a terminal id (`term-<n>`). */
+const TERMINAL_ID = /^term-\d{1,15}$/;
+
 /** The terminal tools' schemas, one per tool (built on first use). */
 export const terminalArgsSchemas = lazySchema((z) => {
-  const terminalId = nonEmptyString(z, 'terminal_id').describe('The id terminal_open returned, e.g. term-3.');
+  const terminalId = nonEmptyString(z, 'terminal_id')
+    .refine((id) => TERMINAL_ID.test(id), {
+      error: (issue) => `invalid terminal_id: expected an id such as term-1, got ${describeValue(issue.input)}`,
+    })
+    .describe('The id terminal_open returned, e.g. term-3.');
   const options = { error: notAnObject };
   const argv = z
     .array(z.string(), { error: 'invalid argv: expected a non-empty array of strings' })
@@ -85,7 +92,9 @@ export const terminalArgsSchemas = lazySchema((z) => {
     .refine((items) => items.every((item) => !item.includes('\0')), {
       error: 'invalid argv: an argument contains a NUL character',
     })
-    .refine((items) => items[0]!.trim().length > 0, { error: 'invalid argv: the program name is empty' });
+    .refine((items) => items.length === 0 || items[0]!.trim().length > 0, {
+      error: 'invalid argv: the program name is empty',
+    });
   return {
     terminal_open: z.object(
       {
@@ -154,5 +163,6 @@ export interface TerminalArgs {
 export function validateTerminalArgs<N extends TerminalToolName>(name: N, args: unknown): Validated<TerminalArgs[N]> {
   // terminal_list takes nothing: a missing argument object is as good as an empty one.
   const input = name === 'terminal_list' && args === undefined ? {} : args;
-  return firstIssue(terminalArgsSchemas()[name].safeParse(input)) as Validated<TerminalArgs[N]>;
+  const schema: { safeParse(input: unknown): Parameters<typeof firstIssue>[0] } = terminalArgsSchemas()[name];
+  return firstIssue(schema.safeParse(input)) as Validated<TerminalArgs[N]>;
 }
