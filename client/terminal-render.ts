@@ -3,6 +3,7 @@
  * built from the same pieces as §3.4: the output (tail kept, truncation line), `(no output)`, then
  * marker lines, the exit marker last so that `parseExitStatus` recovers it.
  */
+import type { TerminalSendResult } from '../protocol/terminal.js';
 import { appendExitMarker, appendLine, timeoutLine } from './render.js';
 
 /** The line that tells the model its shell state is gone. */
@@ -170,4 +171,23 @@ export function renderTerminalRead(input: TerminalReadRenderInput): string {
     if (text.length === 0) text = '(no new output)';
   } else if (text.trim().length === 0) text = '(blank screen)';
   return appendLine(text, terminalStateLine(input.terminal));
+}
+
+/** The readiness tier of a send, with the figures its line names. */
+export function readinessOf(result: TerminalSendResult, idleMs: number, timeoutMs: number | undefined): Readiness {
+  switch (result.waitReason) {
+    case 'inferred_idle':
+      return { reason: 'inferred_idle', idleMs };
+    case 'timeout':
+      return { reason: 'timeout', timeoutMs: timeoutMs ?? 0 };
+    case 'session_exit':
+      return {
+        reason: 'session_exit',
+        exitCode: result.terminal.exitCode,
+        signal: result.terminal.signal,
+        detail: result.terminal.detail,
+      };
+    default:
+      return { reason: result.waitReason };
+  }
 }

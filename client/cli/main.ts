@@ -51,6 +51,14 @@ const COMMANDS: Record<string, Command> = {
     summary: 'kill if running, forget a job, delete its files',
     load: async () => import('./release.js').then((m) => ({ help: m.RELEASE_HELP, run: m.releaseCommand })),
   },
+  term: {
+    summary: 'open, list, send to, read and close terminals (execd term --help)',
+    load: async () => import('./term.js').then((m) => ({ help: m.TERM_HELP, run: m.termCommand })),
+  },
+  attach: {
+    summary: 'join this terminal to a daemon terminal (Ctrl-] detaches)',
+    load: async () => import('./attach.js').then((m) => ({ help: m.ATTACH_HELP, run: m.attachCommand })),
+  },
   status: {
     summary: "show the daemon's state",
     load: async () => import('./status.js').then((m) => ({ help: m.STATUS_HELP, run: m.statusCommand })),
@@ -106,7 +114,8 @@ async function main(argv: string[]): Promise<number> {
   }
   exitAtOnce = name === 'serve';
   const command = await COMMANDS[name]!.load();
-  if (asksForHelp(args)) {
+  // A command group (`term`) answers `--help` of its subcommands itself.
+  if (asksForHelp(args) && !(name === 'term' && args[0] !== undefined && !args[0].startsWith('-'))) {
     process.stdout.write(command.help);
     return 0;
   }

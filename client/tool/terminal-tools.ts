@@ -17,7 +17,7 @@ import {
 import type { TerminalSendResult, TerminalSnapshot } from '../../protocol/terminal.js';
 import { formatTable } from '../cli/table.js';
 import type { ExecdClient } from '../connection.js';
-import { renderTerminalRead, renderTerminalSend, terminalStateLine, type Readiness } from '../terminal-render.js';
+import { readinessOf, renderTerminalRead, renderTerminalSend, terminalStateLine } from '../terminal-render.js';
 import { jsonSchemaOf } from './args.js';
 import { callFailure, throwIfAborted, type CallFailure } from './failure.js';
 import { DEFAULT_IDLE_MS } from './persistent-shell.js';
@@ -65,25 +65,6 @@ export interface TerminalTools {
   systemPrompt: SystemPromptSection;
   /** Stops the exit notices; terminals keep running (they belong to the daemon session). */
   dispose(): void;
-}
-
-/** The readiness tier of a send, with the figures its line names. */
-export function readinessOf(result: TerminalSendResult, idleMs: number, timeoutMs: number | undefined): Readiness {
-  switch (result.waitReason) {
-    case 'inferred_idle':
-      return { reason: 'inferred_idle', idleMs };
-    case 'timeout':
-      return { reason: 'timeout', timeoutMs: timeoutMs ?? 0 };
-    case 'session_exit':
-      return {
-        reason: 'session_exit',
-        exitCode: result.terminal.exitCode,
-        signal: result.terminal.signal,
-        detail: result.terminal.detail,
-      };
-    default:
-      return { reason: result.waitReason };
-  }
 }
 
 /** One line per terminal, or `(no terminals)`. */
