@@ -13,6 +13,7 @@ import type { SandboxRunner } from './sandbox/runner.js';
 import type { SessionTable } from './sessions.js';
 import type { SpillUsage } from './spill-sweep.js';
 import type { statePaths } from './state-dir.js';
+import type { TerminalTable } from './terminals/terminal-table.js';
 
 /** Everything a handler may read or change. */
 export interface DaemonContext {
@@ -34,6 +35,10 @@ export interface DaemonContext {
   readonly runs: ActiveRuns;
   /** Background jobs, journaled. */
   readonly jobs: JobTable;
+  /** Terminals (SPEC §9), journaled. */
+  readonly terminals: TerminalTable;
+  /** Why no PTY can be opened here (undefined: terminals work); settles once the start-up probe ran. */
+  readonly terminalsUnavailable: Promise<string | undefined>;
   /** The file-sandbox runner, probed at start-up. */
   readonly sandbox: SandboxRunner;
   /** Spill and log bytes on disk as of the last retention sweep. */

@@ -6,7 +6,7 @@
 import { groupAlive, terminateGroup } from './executor/kill.js';
 
 /** What a tracked group is. */
-export type TrackedKind = 'run' | 'job' | 'leftover';
+export type TrackedKind = 'run' | 'job' | 'leftover' | 'terminal';
 
 /** One tracked process group. */
 export interface TrackedGroup {

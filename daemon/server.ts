@@ -26,6 +26,8 @@ import { claimOwnership, type Ownership } from './ownership.js';
 import { checkSocketDir, listenPrivately, type PrivateListener } from './socket.js';
 import { SpillSweeper } from './spill-sweep.js';
 import { checkPrivateDir, ensureToken, statePaths } from './state-dir.js';
+import { probePty } from './terminals/pty.js';
+import { TerminalTable } from './terminals/terminal-table.js';
 
 /** How to start a daemon. */
 export interface DaemonOptions {
@@ -113,6 +115,17 @@ async function startOwnedDaemon(
   // Jobs a crashed daemon left running are failed now; their groups die in the background.
   const interrupted = jobs.restore(config.get().maxOutputBytes);
   killOrphanedGroups(interrupted, processes, config.get().graceMs);
+  const terminals = new TerminalTable({
+    journalPath: paths.terminals,
+    sessions,
+    processes,
+    log: options.log,
+    graceMs: () => config.get().graceMs,
+    idleCloseMs: () => config.get().terminalIdleCloseMs,
+  });
+  // Terminals a crashed daemon left open are listed exited; their processes die in the background.
+  terminals.restore();
+  const terminalsUnavailable = probePty().catch((error: Error) => `cannot open a PTY: ${error.message}`);
 
   const context: DaemonContext = {
     version: VERSION,
@@ -130,6 +143,8 @@ async function startOwnedDaemon(
     spawner,
     runs: new ActiveRuns(),
     jobs,
+    terminals,
+    terminalsUnavailable,
     sandbox: await createSandboxRunner(options.bwrapPath ?? process.env.EXECD_BWRAP ?? 'bwrap'),
     spill,
     shuttingDown: false,
@@ -145,7 +160,7 @@ async function startOwnedDaemon(
       const graceMs = config.get().graceMs;
       // In-flight runs are answered (aborted) before their connections go.
       await context.runs.abortWhere(() => true);
-      await killAllJobs(jobs, graceMs);
+      await Promise.all([killAllJobs(jobs, graceMs), terminals.closeAll('daemon shut down')]);
       jobs.close();
       await context.processes.killLeftovers(undefined, graceMs);
       const open = [...connections];

@@ -27,11 +27,14 @@ export async function closeSession(daemon: DaemonContext, sessionId: string): Pr
   daemon.sessions.remove(sessionId);
   const graceMs = daemon.config.get().graceMs;
   await daemon.runs.abortWhere((run) => run.sessionId === sessionId);
-  const killedJobs = await endSessionJobs(daemon.jobs, sessionId, graceMs);
+  const [killedJobs, closedTerminals] = await Promise.all([
+    endSessionJobs(daemon.jobs, sessionId, graceMs),
+    daemon.terminals.closeSession(sessionId),
+  ]);
   await daemon.processes.killLeftovers(sessionId, graceMs);
   const dir = sessionSpillDir(daemon, sessionId);
   const removedFiles = await countFiles(dir);
   await rm(dir, { recursive: true, force: true });
-  daemon.log.info({ sessionId, killedJobs, removedFiles }, 'session closed');
-  return { killedJobs, closedTerminals: 0, removedFiles };
+  daemon.log.info({ sessionId, killedJobs, closedTerminals, removedFiles }, 'session closed');
+  return { killedJobs, closedTerminals, removedFiles };
 }

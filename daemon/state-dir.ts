@@ -13,6 +13,7 @@ export function statePaths(stateDir: string) {
     token: join(stateDir, 'token'),
     config: join(stateDir, 'config.json'),
     journal: join(stateDir, 'jobs.journal'),
+    terminals: join(stateDir, 'terminals.journal'),
     spill: join(stateDir, 'spill'),
     log: join(stateDir, 'execd.log'),
   };

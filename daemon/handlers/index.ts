@@ -6,12 +6,14 @@ import { initializeHandlers } from './initialize.js';
 import { jobHandlers } from './job.js';
 import { sessionHandlers } from './session.js';
 import { shellHandlers } from './shell.js';
+import { terminalHandlers } from './terminal.js';
 
 /** All handlers; a method without one here is answered MethodNotFound. */
 export const HANDLERS: readonly HandlerEntry[] = [
   ...initializeHandlers,
   ...sessionHandlers,
   ...shellHandlers,
+  ...terminalHandlers,
   ...jobHandlers,
   ...configHandlers,
   ...daemonHandlers,

@@ -13,7 +13,7 @@ function sameToken(given: string, expected: string): boolean {
 
 /** Handlers of the handshake. */
 export const initializeHandlers = [
-  handler(Initialize, (params, { daemon, conn }): InitializeResult | ExecdError => {
+  handler(Initialize, async (params, { daemon, conn }): Promise<InitializeResult | ExecdError> => {
     if (!sameToken(params.token, daemon.token)) return new ExecdError('UNAUTHORIZED', 'wrong token');
     conn.authed = true;
     daemon.log.debug({ conn: conn.id, client: params.client.name }, 'client authenticated');
@@ -30,7 +30,7 @@ export const initializeHandlers = [
         background: daemon.config.get().enableRunInBackground,
         sandboxModes: daemon.sandbox.modes,
         streaming: true,
-        terminals: false,
+        terminals: (await daemon.terminalsUnavailable) === undefined,
       },
     };
   }),

@@ -1,0 +1,165 @@
+/**
+ * The terminal methods (SPEC §9.1). Every one answers TERMINALS_UNAVAILABLE when no PTY can be
+ * opened here; only connections that opened a terminal's owner session may touch it.
+ */
+import { ExecdError } from '../../protocol/errors.js';
+import {
+  TerminalAttach,
+  TerminalClose,
+  TerminalDetach,
+  TerminalList,
+  TerminalOpen,
+  TerminalOutput,
+  TerminalRead,
+  TerminalResize,
+  TerminalRun,
+  TerminalSend,
+  TerminalSignal,
+  TerminalWrite,
+} from '../../protocol/methods.js';
+import type { ClientConnection } from '../connection.js';
+import { handler, type HandlerContext } from '../handler.js';
+import { sessionSpillDir } from '../session-lifecycle.js';
+import { openTerminal } from '../terminals/open-terminal.js';
+import { runInTerminal } from '../terminals/run.js';
+import { sendToTerminal } from '../terminals/send.js';
+import { signalForeground } from '../terminals/signal.js';
+import type { Terminal, TerminalViewer } from '../terminals/terminal.js';
+
+/** TERMINALS_UNAVAILABLE when the start-up probe found that no PTY can be opened. */
+async function unavailable({ daemon }: HandlerContext): Promise<ExecdError | undefined> {
+  const reason = await daemon.terminalsUnavailable;
+  return reason === undefined
+    ? undefined
+    : new ExecdError('TERMINALS_UNAVAILABLE', `terminals are unavailable: ${reason}`);
+}
+
+/** The terminal when this connection opened `sessionId` and that session owns it. */
+async function ownedTerminal(
+  params: { sessionId: string; terminalId: string },
+  ctx: HandlerContext,
+): Promise<Terminal | ExecdError> {
+  const refused = await unavailable(ctx);
+  if (refused) return refused;
+  const session = ctx.daemon.sessions.require(params.sessionId, ctx.conn);
+  if (session instanceof ExecdError) return session;
+  return ctx.daemon.terminals.require(params.terminalId, params.sessionId);
+}
+
+/** One connection's viewers, one per attached terminal. */
+const viewers = new WeakMap<ClientConnection, Map<Terminal, TerminalViewer>>();
+
+/** The viewer of `terminal` for `conn`, created on first attach and detached when the connection closes. */
+function viewerFor(conn: ClientConnection, terminal: Terminal): TerminalViewer {
+  let mine = viewers.get(conn);
+  if (!mine) {
+    const created = new Map<Terminal, TerminalViewer>();
+    mine = created;
+    viewers.set(conn, created);
+    conn.onClose(() => {
+      for (const [attached, viewer] of created) attached.detachViewer(viewer);
+      created.clear();
+    });
+  }
+  let viewer = mine.get(terminal);
+  if (!viewer) {
+    viewer = { notifyOutput: (terminalId, data, offset) => conn.notify(TerminalOutput, { terminalId, data, offset }) };
+    mine.set(terminal, viewer);
+  }
+  return viewer;
+}
+
+/** Handlers of the terminal methods. */
+export const terminalHandlers = [
+  handler(TerminalOpen, async (params, ctx) => {
+    const refused = await unavailable(ctx);
+    if (refused) return refused;
+    const session = ctx.daemon.sessions.require(params.sessionId, ctx.conn);
+    if (session instanceof ExecdError) return session;
+    return openTerminal(ctx.daemon, session, params);
+  }),
+
+  handler(TerminalSend, async (params, ctx) => {
+    const terminal = await ownedTerminal(params, ctx);
+    if (terminal instanceof ExecdError) return terminal;
+    return sendToTerminal(terminal, params, ctx.daemon.config.get(), ctx.token);
+  }),
+
+  handler(TerminalRun, async (params, ctx) => {
+    const terminal = await ownedTerminal(params, ctx);
+    if (terminal instanceof ExecdError) return terminal;
+    return runInTerminal(terminal, params, {
+      config: ctx.daemon.config.get(),
+      spillDir: sessionSpillDir(ctx.daemon, params.sessionId),
+      token: ctx.token,
+      close: (reason) => ctx.daemon.terminals.close(terminal, reason),
+    });
+  }),
+
+  handler(TerminalRead, async (params, ctx) => {
+    const terminal = await ownedTerminal(params, ctx);
+    if (terminal instanceof ExecdError) return terminal;
+    if (params.view === 'screen') {
+      const end = terminal.scrollback.end;
+      const text = terminal.running || terminal.pid > 0 ? await terminal.screen.render().catch(() => '') : '';
+      return { text, offset: end, nextOffset: end, droppedBytes: 0, terminal: terminal.snapshot() };
+    }
+    const maxBytes = params.maxBytes ?? ctx.daemon.config.get().maxOutputBytes;
+    // Without an offset: the last maxBytes of the ring.
+    const offset = params.offset ?? Math.max(terminal.scrollback.start, terminal.scrollback.end - maxBytes);
+    return { ...terminal.scrollback.read(offset, maxBytes), terminal: terminal.snapshot() };
+  }),
+
+  handler(TerminalWrite, async (params, ctx) => {
+    const terminal = await ownedTerminal(params, ctx);
+    if (terminal instanceof ExecdError) return terminal;
+    const config = ctx.daemon.config.get();
+    const bytes = Buffer.from(params.data);
+    if (bytes.length > config.maxStdinBytes) {
+      return new ExecdError('LIMIT_EXCEEDED', `data is larger than maxStdinBytes (${config.maxStdinBytes})`);
+    }
+    terminal.lastActivity = Date.now();
+    return { written: terminal.write(bytes) ? bytes.length : 0 };
+  }),
+
+  handler(TerminalSignal, async (params, ctx) => {
+    const terminal = await ownedTerminal(params, ctx);
+    if (terminal instanceof ExecdError) return terminal;
+    return signalForeground(terminal, params.signal);
+  }),
+
+  handler(TerminalResize, async (params, ctx) => {
+    const terminal = await ownedTerminal(params, ctx);
+    if (terminal instanceof ExecdError) return terminal;
+    terminal.resize(params.cols, params.rows);
+    return terminal.snapshot();
+  }),
+
+  handler(TerminalAttach, async (params, ctx) => {
+    const terminal = await ownedTerminal(params, ctx);
+    if (terminal instanceof ExecdError) return terminal;
+    return { nextOffset: terminal.attachViewer(viewerFor(ctx.conn, terminal), params.offset) };
+  }),
+
+  handler(TerminalDetach, async (params, ctx) => {
+    const terminal = await ownedTerminal(params, ctx);
+    if (terminal instanceof ExecdError) return terminal;
+    terminal.detachViewer(viewerFor(ctx.conn, terminal));
+    return { nextOffset: terminal.scrollback.end };
+  }),
+
+  handler(TerminalClose, async (params, ctx) => {
+    const terminal = await ownedTerminal(params, ctx);
+    if (terminal instanceof ExecdError) return terminal;
+    return { closed: await ctx.daemon.terminals.close(terminal, 'closed by terminal/close') };
+  }),
+
+  handler(TerminalList, async (params, ctx) => {
+    const refused = await unavailable(ctx);
+    if (refused) return refused;
+    if ('all' in params) return ctx.daemon.terminals.list().map((terminal) => terminal.snapshot());
+    const session = ctx.daemon.sessions.require(params.sessionId, ctx.conn);
+    if (session instanceof ExecdError) return session;
+    return ctx.daemon.terminals.list(params.sessionId).map((terminal) => terminal.snapshot());
+  }),
+];

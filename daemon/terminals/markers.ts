@@ -1,0 +1,148 @@
+/**
+ * The daemon's private OSC 133 sequences (SPEC §9.1): the prompt marker its `PROMPT_COMMAND`
+ * prints before each prompt, and the start and end markers around a `terminal/run` command. Each
+ * carries the terminal's secret, so only the daemon's own sequences are recognised and stripped;
+ * a program printing any other OSC 133 passes through untouched. Pure: no I/O.
+ */
+import { randomBytes } from 'node:crypto';
+
+const ESC = 0x1b;
+const BEL = 0x07;
+/** Every private sequence starts with this. */
+const INTRO = Buffer.from('\x1b]133;');
+/** Longest private sequence; a longer OSC is not ours and is released. */
+const MAX_SEQUENCE = 160;
+
+/** A fresh terminal secret (hex). */
+export function newSecret(): string {
+  return randomBytes(8).toString('hex');
+}
+
+/** A fresh nonce for one `terminal/run` (hex). */
+export function newNonce(): string {
+  return randomBytes(6).toString('hex');
+}
+
+/**
+ * The `PROMPT_COMMAND` of a daemon terminal: prints `OSC 133 ; D ; <status> ; execd=<secret> BEL`
+ * and un-exports itself, so the commands the shell runs do not inherit it.
+ */
+export function promptCommand(secret: string): string {
+  return `printf '\\033]133;D;%s;execd=${secret}\\007' "$?"; export -n PROMPT_COMMAND`;
+}
+
+/** Bash `$'…'` quoting of any text as one line (newlines and controls escaped; `!` is safe in it). */
+export function ansiCQuote(text: string): string {
+  let out = "$'";
+  for (const char of text) {
+    const code = char.codePointAt(0)!;
+    if (char === '\\') out += '\\\\';
+    else if (char === "'") out += "\\'";
+    else if (code < 0x20 || code === 0x7f) out += `\\x${code.toString(16).padStart(2, '0')}`;
+    else out += char;
+  }
+  return `${out}'`;
+}
+
+/**
+ * The line typed for a `terminal/run`: the start marker, the command evaluated in the shell itself
+ * (so `cd` and `export` persist), the end marker with its exit status. Ends with a carriage return.
+ */
+export function runLine(secret: string, nonce: string, command: string): string {
+  const mark = (kind: string, extra: string) => `printf '\\033]133;execd=${secret};${kind};${nonce}${extra}\\007'`;
+  return `${mark('s', '')}; eval ${ansiCQuote(command)}; ${mark('e', ';%s')} "$?"\r`;
+}
+
+/** A private sequence found in the output. */
+export type MarkerEvent =
+  | { kind: 'prompt'; status: number }
+  | { kind: 'start'; nonce: string }
+  | { kind: 'end'; nonce: string; status: number };
+
+/** Parses the payload between `ESC ] 133 ;` and BEL; undefined when it is not this terminal's. */
+export function parseMarker(payload: string, secret: string): MarkerEvent | undefined {
+  const tag = `execd=${secret}`;
+  const parts = payload.split(';');
+  if (parts[0] === 'D' && parts.length === 3 && parts[2] === tag) return { kind: 'prompt', status: Number(parts[1]) };
+  if (parts[0] !== tag) return undefined;
+  if (parts[1] === 's' && parts.length === 3) return { kind: 'start', nonce: parts[2]! };
+  if (parts[1] === 'e' && parts.length === 4) return { kind: 'end', nonce: parts[2]!, status: Number(parts[3]) };
+  return undefined;
+}
+
+/** A piece of filtered output: bytes to pass on, or a marker at the current position. */
+export type FilteredPiece = { bytes: Buffer } | { marker: MarkerEvent };
+
+/**
+ * Streaming filter of a terminal's raw output: removes this terminal's private sequences (also when
+ * they are split across reads) and reports them in order between the bytes around them.
+ */
+export class MarkerFilter {
+  private pending = Buffer.alloc(0);
+
+  constructor(private readonly secret: string) {}
+
+  /** True while bytes are held back because they may start a private sequence. */
+  get holding(): boolean {
+    return this.pending.length > 0;
+  }
+
+  /** Filters one chunk; a possible sequence cut at its end is held until the next chunk. */
+  push(chunk: Buffer): FilteredPiece[] {
+    const data = this.pending.length > 0 ? Buffer.concat([this.pending, chunk]) : chunk;
+    this.pending = Buffer.alloc(0);
+    const pieces: FilteredPiece[] = [];
+    let from = 0;
+    let search = 0;
+    for (;;) {
+      const at = data.indexOf(ESC, search);
+      if (at < 0) break;
+      const available = data.length - at;
+      const introLength = Math.min(available, INTRO.length);
+      if (data.compare(INTRO, 0, introLength, at, at + introLength) !== 0) {
+        search = at + 1;
+        continue;
+      }
+      if (available <= INTRO.length) {
+        // A possible start of a sequence at the very end: hold it.
+        this.hold(pieces, data, from, at);
+        return pieces;
+      }
+      const bel = data.indexOf(BEL, at + INTRO.length);
+      if (bel < 0) {
+        if (available < MAX_SEQUENCE) {
+          this.hold(pieces, data, from, at);
+          return pieces;
+        }
+        search = at + 1;
+        continue;
+      }
+      const marker =
+        bel - at <= MAX_SEQUENCE
+          ? parseMarker(data.subarray(at + INTRO.length, bel).toString('latin1'), this.secret)
+          : undefined;
+      if (!marker) {
+        search = at + 1;
+        continue;
+      }
+      if (at > from) pieces.push({ bytes: data.subarray(from, at) });
+      pieces.push({ marker });
+      from = bel + 1;
+      search = from;
+    }
+    if (from < data.length) pieces.push({ bytes: data.subarray(from) });
+    return pieces;
+  }
+
+  /** Releases held bytes as they are (no more output will complete them). */
+  flush(): Buffer {
+    const held = this.pending;
+    this.pending = Buffer.alloc(0);
+    return held;
+  }
+
+  private hold(pieces: FilteredPiece[], data: Buffer, from: number, at: number): void {
+    if (at > from) pieces.push({ bytes: data.subarray(from, at) });
+    this.pending = Buffer.from(data.subarray(at));
+  }
+}

@@ -1,0 +1,115 @@
+/**
+ * Opening a terminal (SPEC §9.1): the program (`bash --noprofile --norc -i` with the daemon's
+ * prompt marker, or the request's `argv`), its working directory, the §1.4 environment with
+ * `TERM=xterm-256color`, the session's sandbox mode (the same bwrap runner as §6), the limits, and
+ * the wait for the first readiness whose output becomes `motd`.
+ */
+import { statSync } from 'node:fs';
+import { ExecdError } from '../../protocol/errors.js';
+import type { ParamsOf } from '../../protocol/methods.js';
+import type { TerminalOpen } from '../../protocol/methods.js';
+import type { TerminalOpenResult } from '../../protocol/terminal.js';
+import type { DaemonContext } from '../context.js';
+import { confineSpec } from '../handlers/shell.js';
+import { resolveSpec } from '../resolve.js';
+import type { Session } from '../sessions.js';
+import { newSecret, promptCommand } from './markers.js';
+import { loadPty } from './pty.js';
+import { waitReady } from './readiness.js';
+import { boundedTail } from './output.js';
+import { Terminal } from './terminal.js';
+
+/** The default program of a terminal. */
+export const DEFAULT_SHELL_ARGV = ['bash', '--noprofile', '--norc', '-i'];
+/** Silence after which `terminal/open` stops waiting for the first readiness. */
+const OPEN_IDLE_MS = 1_000;
+/** Longest wait for the first readiness of `terminal/open`. */
+const OPEN_TIMEOUT_MS = 10_000;
+
+type OpenParams = ParamsOf<typeof TerminalOpen>;
+
+/** LIMIT_EXCEEDED when one more terminal would pass `maxTerminalsPerSession`, `maxTerminals` or `maxProcesses`. */
+function checkTerminalLimits(daemon: DaemonContext, sessionId: string): ExecdError | undefined {
+  const config = daemon.config.get();
+  if (daemon.terminals.running(sessionId).length >= config.maxTerminalsPerSession) {
+    return new ExecdError('LIMIT_EXCEEDED', `maxTerminalsPerSession limit reached (${config.maxTerminalsPerSession})`);
+  }
+  if (daemon.terminals.running().length >= config.maxTerminals) {
+    return new ExecdError('LIMIT_EXCEEDED', `maxTerminals limit reached (${config.maxTerminals})`);
+  }
+  if (daemon.processes.count >= config.maxProcesses) {
+    return new ExecdError('LIMIT_EXCEEDED', `maxProcesses limit reached (${config.maxProcesses})`);
+  }
+  return undefined;
+}
+
+/** Opens a terminal for `session`; the result carries the output until its first readiness. */
+export async function openTerminal(
+  daemon: DaemonContext,
+  session: Session,
+  params: OpenParams,
+): Promise<TerminalOpenResult | ExecdError> {
+  const limited = checkTerminalLimits(daemon, session.id);
+  if (limited) return limited;
+  const config = daemon.config.get();
+  const spec = resolveSpec(
+    {
+      sessionId: session.id,
+      command: 'bash',
+      workdir: params.cwd,
+      env: params.env,
+      sandboxPolicy: params.sandboxPolicy,
+    },
+    { session, config, daemonCwd: process.cwd(), baseEnv: daemon.baseEnv, shellArgv: daemon.platform.shellArgv },
+  );
+  try {
+    if (!statSync(spec.workdir).isDirectory())
+      return new ExecdError('SPAWN_FAILED', `working directory is not a directory: ${spec.workdir}`);
+  } catch {
+    return new ExecdError('SPAWN_FAILED', `working directory does not exist: ${spec.workdir}`);
+  }
+  const secret = params.argv === undefined ? newSecret() : undefined;
+  const argv = params.argv ?? DEFAULT_SHELL_ARGV;
+  const env: Record<string, string> = { ...spec.env, TERM: params.env?.TERM ?? 'xterm-256color' };
+  if (secret !== undefined) {
+    // No history file of the agent's commands in the user's home, unless asked for.
+    env.HISTFILE = params.env?.HISTFILE ?? '';
+    env.PROMPT_COMMAND = promptCommand(secret);
+  }
+  spec.argv = argv;
+  const confinement = confineSpec(daemon, spec, session.id);
+  if (confinement instanceof ExecdError) return confinement;
+  const launched = confinement?.argv ?? argv;
+
+  const terminal = new Terminal({
+    id: daemon.terminals.allocateId(),
+    ...(params.name === undefined ? {} : { name: params.name }),
+    ownerSession: session.id,
+    argv,
+    cwd: spec.workdir,
+    cols: params.cols ?? 80,
+    rows: params.rows ?? 24,
+    ...(secret === undefined ? {} : { secret }),
+    scrollbackBytes: config.terminalScrollbackBytes,
+  });
+  try {
+    const pty = loadPty().spawn(launched[0]!, launched.slice(1), {
+      name: 'xterm-256color',
+      cols: terminal.cols,
+      rows: terminal.rows,
+      cwd: spec.workdir,
+      env,
+      encoding: null,
+    });
+    terminal.attachPty(pty);
+  } catch (error) {
+    return new ExecdError('SPAWN_FAILED', `cannot start ${argv[0]} on a PTY: ${(error as Error).message}`);
+  }
+  daemon.terminals.add(terminal);
+  daemon.log.info({ terminalId: terminal.id, sessionId: session.id, pid: terminal.pid }, 'terminal opened');
+  terminal.busy = true;
+  await waitReady(terminal, { idleMs: OPEN_IDLE_MS, timeoutMs: OPEN_TIMEOUT_MS, before: [] });
+  terminal.busy = false;
+  const motd = boundedTail(terminal.scrollback.rawFrom(0).bytes, config.maxOutputBytes);
+  return { terminal: terminal.snapshot(), motd: motd.text };
+}

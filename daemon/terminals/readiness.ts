@@ -1,0 +1,93 @@
+/**
+ * Waiting until a terminal's program is ready for more input (SPEC §9.1), by the readiness tiers
+ * in order: the prompt marker (while the shell owns the foreground), `stdin_read` from /proc,
+ * `inferred_idle`, `timeout`, `session_exit`. The prompt marker is seen from the PTY's data event,
+ * not from a polling loop; only the /proc tier polls.
+ */
+import type { CancellationToken } from 'vscode-jsonrpc';
+import type { TerminalWaitReason } from '../../protocol/terminal.js';
+import { HAS_PROC } from '../executor/proc.js';
+import type { MarkerEvent } from './markers.js';
+import { StdinWaitDetector, terminalWaits, type TerminalWait } from './stdin-wait.js';
+import type { Terminal } from './terminal.js';
+
+/** Interval of the /proc polls (two in a row must agree). */
+export const STDIN_POLL_MS = 50;
+
+/** Why a wait ended: a readiness tier, a marker the caller asked for, or cancellation. */
+export type WaitEnd =
+  | { reason: TerminalWaitReason; /** The prompt marker's exit status. */ status?: number }
+  | { reason: 'marker'; marker: MarkerEvent }
+  | { reason: 'cancelled' };
+
+/** How to wait. */
+export interface WaitOptions {
+  idleMs: number;
+  timeoutMs: number;
+  /** The waits on the terminal in place before the write (see `waitsBefore`). */
+  before: TerminalWait[];
+  token?: CancellationToken;
+  /** Ends the wait with `marker` when it returns true for a private marker (a run's end marker). */
+  markerEnds?: (marker: MarkerEvent) => boolean;
+  /** Whether a prompt marker ends the wait (default: for shell terminals). */
+  promptEnds?: (marker: MarkerEvent) => boolean;
+}
+
+/** The waits in place now; taken just before a write so they do not count (SPEC §9.1). */
+export function waitsBefore(terminal: Terminal): TerminalWait[] {
+  const slave = terminal.slaveDevice();
+  if (!HAS_PROC || !terminal.running || slave === undefined) return [];
+  return terminalWaits(terminal.pid, slave);
+}
+
+/** Resolves when the first tier says the terminal is ready (or the wait is cancelled). */
+export function waitReady(terminal: Terminal, options: WaitOptions): Promise<WaitEnd> {
+  return new Promise((resolve) => {
+    const cleanups: Array<() => void> = [];
+    let done = false;
+    const finish = (end: WaitEnd) => {
+      if (done) return;
+      done = true;
+      for (const cleanup of cleanups) cleanup();
+      resolve(end);
+    };
+    if (!terminal.running) {
+      finish({ reason: 'session_exit' });
+      return;
+    }
+
+    cleanups.push(
+      terminal.onMarker((marker) => {
+        if (options.markerEnds?.(marker)) finish({ reason: 'marker', marker });
+        else if (marker.kind === 'prompt' && (options.promptEnds?.(marker) ?? true) && terminal.shellOwnsForeground())
+          finish({ reason: 'prompt', status: marker.kind === 'prompt' ? marker.status : undefined });
+      }),
+    );
+
+    let idleTimer: NodeJS.Timeout | undefined;
+    const armIdle = () => {
+      clearTimeout(idleTimer);
+      idleTimer = setTimeout(() => finish({ reason: 'inferred_idle' }), options.idleMs);
+    };
+    armIdle();
+    cleanups.push(terminal.onOutput(armIdle), () => clearTimeout(idleTimer));
+
+    const deadline = setTimeout(() => finish({ reason: 'timeout' }), options.timeoutMs);
+    cleanups.push(() => clearTimeout(deadline));
+
+    const slave = terminal.slaveDevice();
+    if (HAS_PROC && slave !== undefined) {
+      const detector = new StdinWaitDetector(options.before);
+      const poll = setInterval(() => {
+        if (terminal.running && detector.poll(terminalWaits(terminal.pid, slave))) finish({ reason: 'stdin_read' });
+      }, STDIN_POLL_MS);
+      cleanups.push(() => clearInterval(poll));
+    }
+
+    void terminal.exited.then(() => finish({ reason: 'session_exit' }));
+    if (options.token) {
+      const listener = options.token.onCancellationRequested(() => finish({ reason: 'cancelled' }));
+      cleanups.push(() => listener.dispose());
+    }
+  });
+}

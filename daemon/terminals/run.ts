@@ -1,0 +1,152 @@
+/**
+ * `terminal/run` (SPEC §9.1), the persistent-shell command: the command is typed between two
+ * markers carrying a fresh nonce, evaluated in the shell itself (so `cd` and `export` persist),
+ * and the result is exactly what it printed between them with its exit status. Output that
+ * contains an old marker or a raw OSC 133 cannot end it early: only this run's nonce counts.
+ */
+import { join } from 'node:path';
+import type { CancellationToken } from 'vscode-jsonrpc';
+import type { Config } from '../../protocol/config.js';
+import { ExecdError } from '../../protocol/errors.js';
+import type { TerminalRunResult, TerminalRunState, TerminalWaitReason } from '../../protocol/terminal.js';
+import { newNonce, runLine, type MarkerEvent } from './markers.js';
+import { RunCapture } from './run-capture.js';
+import { waitReady, waitsBefore, type WaitEnd } from './readiness.js';
+import { checkSendable, DEFAULT_IDLE_MS, effectiveTimeout } from './send.js';
+import { signalForeground } from './signal.js';
+import type { Terminal } from './terminal.js';
+
+/** How long, after its end marker, a run waits for the prompt that follows it. */
+const PROMPT_AFTER_END_MS = 1_000;
+
+/** What a run needs besides its request. */
+export interface RunContext {
+  config: Config;
+  spillDir: string;
+  token: CancellationToken;
+  /** Closes the terminal (a timed-out command that ignored SIGINT). */
+  close: (reason: string) => Promise<unknown>;
+}
+
+/** Runs one command in a shell terminal. */
+export async function runInTerminal(
+  terminal: Terminal,
+  request: { command: string; timeoutMs?: number; idleMs?: number },
+  ctx: RunContext,
+): Promise<TerminalRunResult | ExecdError> {
+  if (!terminal.isShell) {
+    return new ExecdError(
+      'INVALID_PARAMS',
+      `terminalId ${terminal.id} runs its own argv, not a shell: use terminal/send`,
+    );
+  }
+  const { config } = ctx;
+  const refused = checkSendable(terminal, request.command, config);
+  if (refused) return refused;
+  terminal.busy = true;
+  terminal.lastActivity = Date.now();
+  const nonce = newNonce();
+  const capture = new RunCapture(
+    config.maxOutputBytes,
+    join(ctx.spillDir, `${terminal.id}-${nonce}.out`),
+    config.maxSpillBytes,
+  );
+  let started = false;
+  // Set synchronously at the end marker (or a prompt after the start): what follows is not the command's.
+  let ended = false;
+  const stopOutput = terminal.onOutput((bytes) => {
+    if (started && !ended) capture.push(bytes);
+  });
+  const stopMarkers = terminal.onMarker((marker) => {
+    if (marker.kind === 'start' && marker.nonce === nonce) started = true;
+    else if (started && (marker.kind === 'prompt' || (marker.kind === 'end' && marker.nonce === nonce))) ended = true;
+  });
+  const ours = (marker: MarkerEvent) => marker.kind === 'end' && marker.nonce === nonce;
+  const promptAfterStart = () => started;
+  try {
+    if (!terminal.running) return result(terminal, capture, 'exited', undefined, 'session_exit');
+    const before = waitsBefore(terminal);
+    const timeoutMs = effectiveTimeout(request.timeoutMs, config);
+    terminal.write(runLine(terminal.setup.secret!, nonce, request.command));
+    const end = await waitReady(terminal, {
+      idleMs: request.idleMs ?? DEFAULT_IDLE_MS,
+      timeoutMs,
+      before,
+      token: ctx.token,
+      markerEnds: ours,
+      promptEnds: promptAfterStart,
+    });
+    const status = endStatus(end);
+    if (status !== undefined) {
+      if (end.reason === 'marker') await promptAfterEnd(terminal);
+      return result(terminal, capture, 'completed', status, 'prompt');
+    }
+    switch (end.reason) {
+      case 'stdin_read':
+        return result(terminal, capture, 'waiting_for_input', undefined, 'stdin_read');
+      case 'inferred_idle':
+        return result(terminal, capture, 'idle', undefined, 'inferred_idle');
+      case 'session_exit':
+        return result(terminal, capture, 'exited', undefined, 'session_exit');
+      default: {
+        // Timeout or cancellation: interrupt the foreground, see whether the prompt comes back.
+        signalForeground(terminal, 'SIGINT');
+        const after = await waitReady(terminal, {
+          idleMs: config.graceMs + 1,
+          timeoutMs: config.graceMs,
+          before: [],
+          markerEnds: ours,
+          promptEnds: promptAfterStart,
+        });
+        const back = endStatus(after);
+        if (back !== undefined && after.reason === 'marker') await promptAfterEnd(terminal);
+        if (end.reason === 'cancelled') {
+          return back === undefined
+            ? result(terminal, capture, 'idle', undefined, 'inferred_idle')
+            : result(terminal, capture, 'completed', back, 'prompt');
+        }
+        if (back !== undefined)
+          return { ...result(terminal, capture, 'timed_out', undefined, 'timeout'), interrupted: true };
+        await ctx.close(`timed out after ${timeoutMs}ms and did not return to the prompt after SIGINT`);
+        return { ...result(terminal, capture, 'timed_out', undefined, 'timeout'), interrupted: false };
+      }
+    }
+  } finally {
+    stopOutput();
+    stopMarkers();
+    terminal.busy = false;
+  }
+}
+
+/** The exit status when the wait ended with the run's end marker or a prompt after its start. */
+function endStatus(end: WaitEnd): number | undefined {
+  if (end.reason === 'marker' && end.marker.kind === 'end') return end.marker.status;
+  if (end.reason === 'prompt') return end.status;
+  return undefined;
+}
+
+/** After the end marker the shell prints its prompt marker; waiting for it keeps it out of the next send. */
+async function promptAfterEnd(terminal: Terminal): Promise<void> {
+  await waitReady(terminal, { idleMs: PROMPT_AFTER_END_MS, timeoutMs: PROMPT_AFTER_END_MS, before: [] });
+}
+
+function result(
+  terminal: Terminal,
+  capture: RunCapture,
+  state: TerminalRunState,
+  exitCode: number | undefined,
+  waitReason: TerminalWaitReason,
+): TerminalRunResult {
+  const output = capture.finish();
+  return {
+    output: output.text,
+    ...(exitCode === undefined ? {} : { exitCode }),
+    state,
+    truncated: output.truncated,
+    outputBytes: output.bytes,
+    ...(output.spillPath ? { outputSpillPath: output.spillPath } : {}),
+    waitReason,
+    cursor: terminal.scrollback.end,
+    terminal: terminal.snapshot(),
+  };
+}

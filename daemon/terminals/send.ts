@@ -1,0 +1,86 @@
+/**
+ * `terminal/send` (SPEC §9.1): write text (and Enter with `submit`), then wait for the first
+ * readiness tier; the result is what the terminal printed since the write, bounded.
+ */
+import type { CancellationToken } from 'vscode-jsonrpc';
+import type { Config } from '../../protocol/config.js';
+import { ExecdError } from '../../protocol/errors.js';
+import type { TerminalSendResult, TerminalWaitReason } from '../../protocol/terminal.js';
+import { boundedTail } from './output.js';
+import { waitReady, waitsBefore } from './readiness.js';
+import { signalForeground } from './signal.js';
+import type { Terminal } from './terminal.js';
+
+/** Default silence after which a send reports `inferred_idle`. */
+export const DEFAULT_IDLE_MS = 3_000;
+
+/** What a send asks for. */
+export interface SendRequest {
+  text: string;
+  submit?: boolean;
+  idleMs?: number;
+  timeoutMs?: number;
+}
+
+/** TERMINAL_BUSY while another send or run is in flight; LIMIT_EXCEEDED for text past `maxStdinBytes`. */
+export function checkSendable(terminal: Terminal, text: string, config: Config): ExecdError | undefined {
+  if (terminal.busy) {
+    return new ExecdError(
+      'TERMINAL_BUSY',
+      `terminal ${terminal.id} is busy with another send or run; wait for it or use terminal/write`,
+    );
+  }
+  if (Buffer.byteLength(text) > config.maxStdinBytes) {
+    return new ExecdError('LIMIT_EXCEEDED', `text is larger than maxStdinBytes (${config.maxStdinBytes})`);
+  }
+  return undefined;
+}
+
+/** The effective timeout of a send or run: the request's, else `timeoutMs`, capped by `maxTimeoutMs`. */
+export function effectiveTimeout(requested: number | undefined, config: Config): number {
+  return Math.min(requested ?? config.timeoutMs, config.maxTimeoutMs);
+}
+
+/** Sends text and waits for readiness; a cancelled send interrupts the foreground and answers with what was read. */
+export async function sendToTerminal(
+  terminal: Terminal,
+  request: SendRequest,
+  config: Config,
+  token: CancellationToken,
+): Promise<TerminalSendResult | ExecdError> {
+  const refused = checkSendable(terminal, request.text, config);
+  if (refused) return refused;
+  terminal.busy = true;
+  terminal.lastActivity = Date.now();
+  try {
+    const start = terminal.scrollback.end;
+    let reason: TerminalWaitReason;
+    if (!terminal.running) reason = 'session_exit';
+    else {
+      const before = waitsBefore(terminal);
+      terminal.write(request.text + (request.submit ? '\r' : ''));
+      const end = await waitReady(terminal, {
+        idleMs: request.idleMs ?? DEFAULT_IDLE_MS,
+        timeoutMs: effectiveTimeout(request.timeoutMs, config),
+        before,
+        token,
+      });
+      if (end.reason === 'cancelled') {
+        signalForeground(terminal, 'SIGINT');
+        const after = await waitReady(terminal, { idleMs: config.graceMs, timeoutMs: config.graceMs, before: [] });
+        reason = after.reason === 'prompt' || after.reason === 'session_exit' ? after.reason : 'timeout';
+      } else reason = end.reason === 'marker' ? 'prompt' : end.reason;
+    }
+    const { bytes, offset } = terminal.scrollback.rawFrom(start);
+    const output = boundedTail(bytes, config.maxOutputBytes);
+    return {
+      output: output.text,
+      waitReason: reason,
+      cursor: offset + bytes.length,
+      truncated: output.truncated || offset > start,
+      terminal: terminal.snapshot(),
+    };
+  } finally {
+    terminal.busy = false;
+  }
+}

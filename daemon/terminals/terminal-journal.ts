@@ -1,0 +1,100 @@
+/**
+ * The terminal journal, `<stateDir>/terminals.journal`: JSON lines appended synchronously as
+ * terminals open, exit and are forgotten, so a restarted daemon continues the ids (`term-<n>` is
+ * never reused) and finds terminals a crash left open. Rewritten compactly at each start.
+ */
+import { closeSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from 'node:fs';
+
+/** One journaled terminal. */
+export interface TerminalRecord {
+  id: string;
+  n: number;
+  sessionId: string;
+  name?: string;
+  argv: string[];
+  cwd: string;
+  pid: number;
+  procStartTime?: number;
+  cols: number;
+  rows: number;
+  startedAt: string;
+  exit?: { exitCode: number | null; signal: string | null; detail?: string; exitedAt: string };
+}
+
+/** A journal line. */
+export type TerminalJournalEntry =
+  | { op: 'open'; record: TerminalRecord }
+  | { op: 'exit'; id: string; exit: NonNullable<TerminalRecord['exit']> }
+  | { op: 'forget'; id: string }
+  | { op: 'next'; n: number };
+
+/** The state a journal replays to. */
+export interface TerminalJournalState {
+  nextNumber: number;
+  records: TerminalRecord[];
+}
+
+/** Replays journal text (a torn last line is ignored). Pure. */
+export function replayTerminalJournal(text: string): TerminalJournalState {
+  const records = new Map<string, TerminalRecord>();
+  let nextNumber = 1;
+  for (const line of text.split('\n')) {
+    if (!line.trim()) continue;
+    let entry: TerminalJournalEntry;
+    try {
+      entry = JSON.parse(line) as TerminalJournalEntry;
+    } catch {
+      continue;
+    }
+    if (entry.op === 'open') {
+      records.set(entry.record.id, entry.record);
+      nextNumber = Math.max(nextNumber, entry.record.n + 1);
+    } else if (entry.op === 'exit') {
+      const record = records.get(entry.id);
+      if (record) record.exit = entry.exit;
+    } else if (entry.op === 'forget') records.delete(entry.id);
+    else if (entry.op === 'next') nextNumber = Math.max(nextNumber, entry.n);
+  }
+  return { nextNumber, records: [...records.values()] };
+}
+
+/** The open journal of a running daemon. */
+export class TerminalJournal {
+  private fd: number | undefined;
+
+  constructor(readonly path: string) {}
+
+  /** Reads what a previous daemon left (a missing file is an empty state). */
+  load(): TerminalJournalState {
+    try {
+      return replayTerminalJournal(readFileSync(this.path, 'utf8'));
+    } catch {
+      return { nextNumber: 1, records: [] };
+    }
+  }
+
+  /** Rewrites the journal as `state` and keeps it open for appends. */
+  rewrite(state: TerminalJournalState): void {
+    const lines = [{ op: 'next', n: state.nextNumber }, ...state.records.map((record) => ({ op: 'open', record }))];
+    const tmp = `${this.path}.tmp`;
+    writeFileSync(tmp, lines.map((line) => `${JSON.stringify(line)}\n`).join(''), { mode: 0o600 });
+    renameSync(tmp, this.path);
+    if (this.fd !== undefined) closeSync(this.fd);
+    this.fd = openSync(this.path, 'a', 0o600);
+  }
+
+  /** Appends one entry synchronously (dropped once closed). */
+  append(entry: TerminalJournalEntry): void {
+    if (this.fd === undefined) return;
+    const line = Buffer.from(`${JSON.stringify(entry)}\n`);
+    let done = 0;
+    while (done < line.length) done += writeSync(this.fd, line, done, line.length - done);
+  }
+
+  /** Closes the journal. */
+  close(): void {
+    if (this.fd === undefined) return;
+    closeSync(this.fd);
+    this.fd = undefined;
+  }
+}

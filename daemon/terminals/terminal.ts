@@ -1,0 +1,278 @@
+/**
+ * One daemon terminal (SPEC §9.1): a PTY and its program, the filtered output stream (private
+ * markers removed and reported), the scrollback ring, the emulated screen, the attached
+ * connections, and the facts its snapshot reports.
+ */
+import { constants } from 'node:os';
+import type { TerminalSnapshot } from '../../protocol/terminal.js';
+import { completePrefixLength, decodeUtf8 } from '../../spill/utf8.js';
+import { MarkerFilter, type MarkerEvent } from './markers.js';
+import type { Pty } from './pty.js';
+import { Screen } from './screen.js';
+import { Scrollback } from './scrollback.js';
+import { readTtyStat } from './tty-proc.js';
+
+/** How long bytes that may start a private sequence are held before they are released as output. */
+const HOLD_MS = 30;
+
+/** A connection that receives `terminal/output`. */
+export interface TerminalViewer {
+  notifyOutput(terminalId: string, data: string, offset: number): void;
+}
+
+/** What a terminal was opened with. */
+export interface TerminalSetup {
+  id: string;
+  name?: string;
+  ownerSession: string;
+  /** The program as asked (before sandbox wrapping). */
+  argv: string[];
+  cwd: string;
+  cols: number;
+  rows: number;
+  /** The secret of its private markers; undefined for an `argv` terminal (no prompt tier). */
+  secret?: string;
+  scrollbackBytes: number;
+}
+
+/** How the program ended. */
+export interface TerminalExit {
+  exitCode: number | null;
+  signal: string | null;
+  detail?: string;
+}
+
+type OutputListener = (bytes: Buffer, offset: number) => void;
+type MarkerListener = (marker: MarkerEvent, offset: number) => void;
+
+/** Name of a signal number (`SIGKILL` for 9), or null. */
+function signalName(signal: number | undefined): string | null {
+  if (!signal) return null;
+  const entry = Object.entries(constants.signals).find(([, value]) => value === signal);
+  return entry?.[0] ?? `signal ${signal}`;
+}
+
+/** A live or exited terminal. */
+export class Terminal {
+  readonly id: string;
+  readonly setup: TerminalSetup;
+  readonly startedAt = new Date();
+  readonly scrollback: Scrollback;
+  readonly screen: Screen;
+  pid = 0;
+  /** Start time of the program's process (clock ticks), for the journal and recovery. */
+  procStartTime: number | undefined;
+  cols: number;
+  rows: number;
+  exit: TerminalExit | undefined;
+  exitedAt: Date | undefined;
+  /** True while a send or run is in flight. */
+  busy = false;
+  /** Last send, write or attach (for `terminalIdleCloseMs`). */
+  lastActivity = Date.now();
+  /** The shell's own process group, learned at its first prompt. */
+  shellPgid: number | undefined;
+  /** Device number of the PTY slave (the program's `tty_nr`). */
+  private slave: number | undefined;
+  /** Resolves when the program has exited. */
+  readonly exited: Promise<TerminalExit>;
+  private markExited: (exit: TerminalExit) => void = () => {};
+  private pty: Pty | undefined;
+  private readonly filter: MarkerFilter | undefined;
+  private holdTimer: NodeJS.Timeout | undefined;
+  private readonly outputListeners = new Set<OutputListener>();
+  private readonly markerListeners = new Set<MarkerListener>();
+  private readonly viewers = new Set<TerminalViewer>();
+  /** Offset up to which attached viewers have been sent output. */
+  private notifiedEnd = 0;
+
+  constructor(setup: TerminalSetup) {
+    this.id = setup.id;
+    this.setup = setup;
+    this.cols = setup.cols;
+    this.rows = setup.rows;
+    this.scrollback = new Scrollback(setup.scrollbackBytes);
+    this.screen = new Screen(setup.cols, setup.rows);
+    this.filter = setup.secret === undefined ? undefined : new MarkerFilter(setup.secret);
+    this.exited = new Promise((resolve) => (this.markExited = resolve));
+  }
+
+  /** True for a daemon shell terminal (prompt marker and `terminal/run`). */
+  get isShell(): boolean {
+    return this.setup.secret !== undefined;
+  }
+
+  /** True while the program runs. */
+  get running(): boolean {
+    return this.exit === undefined;
+  }
+
+  /** Takes over a spawned PTY. */
+  attachPty(pty: Pty): void {
+    this.pty = pty;
+    this.pid = pty.pid;
+    this.procStartTime = readTtyStat(pty.pid)?.startTime;
+    pty.onData((data) => this.receive(Buffer.isBuffer(data) ? data : Buffer.from(data)));
+    pty.onExit(({ exitCode, signal }) =>
+      this.markExit({ exitCode: signal ? null : exitCode, signal: signalName(signal) }),
+    );
+  }
+
+  /** Records an exit that was not seen from the PTY (a spawn failure, a daemon restart). */
+  markExit(exit: TerminalExit): void {
+    if (this.exit) return;
+    const held = this.filter?.flush();
+    if (held && held.length > 0) this.emitBytes(held);
+    clearTimeout(this.holdTimer);
+    this.exit = exit;
+    this.exitedAt = new Date();
+    this.markExited(exit);
+  }
+
+  /** Device number of the PTY slave, read from the program's stat once it has it. */
+  slaveDevice(): number | undefined {
+    if (this.slave) return this.slave;
+    const ttyNr = this.pid > 0 ? readTtyStat(this.pid)?.ttyNr : undefined;
+    if (ttyNr) this.slave = ttyNr;
+    return this.slave;
+  }
+
+  /** The terminal's foreground process group now (from the program's stat), or undefined. */
+  foregroundPgid(): number | undefined {
+    if (!this.running || this.pid <= 0) return undefined;
+    const tpgid = readTtyStat(this.pid)?.tpgid;
+    return tpgid !== undefined && tpgid > 0 ? tpgid : undefined;
+  }
+
+  /** True when the shell owns the terminal's foreground (the prompt tier's condition). */
+  shellOwnsForeground(): boolean {
+    const pgid = this.foregroundPgid();
+    return pgid !== undefined && (this.shellPgid === undefined || pgid === this.shellPgid);
+  }
+
+  /** Writes input to the program; false when it has exited. */
+  write(data: string | Buffer): boolean {
+    if (!this.pty || !this.running) return false;
+    (this.pty.write as (data: string | Buffer) => void)(data);
+    return true;
+  }
+
+  /** Resizes the PTY and the emulated screen. */
+  resize(cols: number, rows: number): void {
+    this.cols = cols;
+    this.rows = rows;
+    this.screen.resize(cols, rows);
+    if (this.pty && this.running) this.pty.resize(cols, rows);
+  }
+
+  /** Output listeners get each filtered chunk with its stream offset; returns the unsubscribe. */
+  onOutput(listener: OutputListener): () => void {
+    this.outputListeners.add(listener);
+    return () => this.outputListeners.delete(listener);
+  }
+
+  /** Marker listeners get each private marker with the stream offset it stood at. */
+  onMarker(listener: MarkerListener): () => void {
+    this.markerListeners.add(listener);
+    return () => this.markerListeners.delete(listener);
+  }
+
+  /** Starts sending `terminal/output` to a viewer from `offset` (default: the end); returns the start offset. */
+  attachViewer(viewer: TerminalViewer, offset: number | undefined): number {
+    this.lastActivity = Date.now();
+    this.viewers.delete(viewer);
+    const from = Math.min(Math.max(offset ?? this.notifiedEnd, this.scrollback.start), this.notifiedEnd);
+    const { bytes } = this.scrollback.rawFrom(from);
+    const backlog = bytes.subarray(0, this.notifiedEnd - from);
+    if (backlog.length > 0) viewer.notifyOutput(this.id, decodeUtf8(backlog), from);
+    this.viewers.add(viewer);
+    return from;
+  }
+
+  /** Stops a viewer's notifications. */
+  detachViewer(viewer: TerminalViewer): boolean {
+    return this.viewers.delete(viewer);
+  }
+
+  /** Stops every viewer (the terminal is forgotten). */
+  dropViewers(): void {
+    this.viewers.clear();
+  }
+
+  /** Releases the PTY's file descriptor and the emulator (the program must be gone). */
+  dispose(): void {
+    try {
+      this.pty?.kill('SIGKILL');
+    } catch {
+      // Already gone.
+    }
+    this.screen.dispose();
+  }
+
+  /** What `terminal/list` and every result report. */
+  snapshot(): TerminalSnapshot {
+    const fg = this.foregroundPgid();
+    const own = this.shellPgid ?? this.pid;
+    return {
+      id: this.id,
+      ...(this.setup.name === undefined ? {} : { name: this.setup.name }),
+      ownerSession: this.setup.ownerSession,
+      argv: this.setup.argv,
+      cwd: this.setup.cwd,
+      pid: this.pid,
+      cols: this.cols,
+      rows: this.rows,
+      status: this.running ? 'running' : 'exited',
+      exitCode: this.exit?.exitCode ?? null,
+      signal: this.exit?.signal ?? null,
+      ...(this.exit?.detail === undefined ? {} : { detail: this.exit.detail }),
+      ...(fg !== undefined && fg !== own ? { foreground: { pgid: fg, command: readTtyStat(fg)?.comm ?? '' } } : {}),
+      busy: this.busy,
+      startedAt: this.startedAt.toISOString(),
+      ...(this.exitedAt ? { exitedAt: this.exitedAt.toISOString() } : {}),
+      outputBytes: this.scrollback.end,
+    };
+  }
+
+  private receive(chunk: Buffer): void {
+    if (!this.filter) {
+      this.emitBytes(chunk);
+      return;
+    }
+    clearTimeout(this.holdTimer);
+    for (const piece of this.filter.push(chunk)) {
+      if ('bytes' in piece) this.emitBytes(piece.bytes);
+      else this.emitMarker(piece.marker);
+    }
+    if (this.filter.holding) {
+      // Bytes that only looked like a sequence's start are output after all once nothing follows.
+      this.holdTimer = setTimeout(() => this.emitBytes(this.filter!.flush()), HOLD_MS);
+      this.holdTimer.unref();
+    }
+  }
+
+  private emitMarker(marker: MarkerEvent): void {
+    if (marker.kind === 'prompt' && this.shellPgid === undefined) this.shellPgid = this.foregroundPgid();
+    const offset = this.scrollback.end;
+    for (const listener of [...this.markerListeners]) listener(marker, offset);
+  }
+
+  private emitBytes(bytes: Buffer): void {
+    if (bytes.length === 0) return;
+    const offset = this.scrollback.end;
+    this.scrollback.append(bytes);
+    this.screen.write(bytes);
+    for (const listener of [...this.outputListeners]) listener(bytes, offset);
+    this.notifyViewers();
+  }
+
+  private notifyViewers(): void {
+    const { bytes, offset } = this.scrollback.rawFrom(this.notifiedEnd);
+    const complete = completePrefixLength(bytes);
+    if (complete === 0) return;
+    this.notifiedEnd = offset + complete;
+    if (this.viewers.size === 0) return;
+    const data = decodeUtf8(bytes.subarray(0, complete));
+    for (const viewer of this.viewers) viewer.notifyOutput(this.id, data, offset);
+  }
+}
