@@ -6,6 +6,18 @@
 import type { TerminalSendResult } from '../protocol/terminal.js';
 import { appendExitMarker, appendLine, timeoutLine } from './render.js';
 
+/** CSI sequences (colours, cursor moves, bracketed-paste toggles), OSC strings, and two-byte escapes. */
+const ESCAPE_SEQUENCES = /\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]/g;
+
+/**
+ * A terminal's raw stream as text for the model: escape sequences (colours, cursor moves, the
+ * shell's bracketed-paste toggles around its prompt) removed. Used for what was typed and echoed
+ * (sends, reads), not for a `terminal/run`'s output, which is the command's own bytes.
+ */
+export function plainTerminalText(text: string): string {
+  return text.includes('\x1b') ? text.replace(ESCAPE_SEQUENCES, '') : text;
+}
+
 /** The line that tells the model its shell state is gone. */
 export const RESET_LINE =
   'The persistent bash shell was reset; the next bash call starts from the workspace with a fresh current directory and environment.';

@@ -10,13 +10,14 @@ import {
   TerminalClose,
   TerminalList,
   TerminalOpen,
+  TerminalRead,
   TerminalRun,
   TerminalSend,
   TerminalSignal,
 } from '../../protocol/methods.js';
 import type { TerminalRunResult, TerminalSendResult, TerminalSnapshot } from '../../protocol/terminal.js';
 import type { ExecdClient } from '../connection.js';
-import { renderPersistentResult, type PersistentOutcome } from '../terminal-render.js';
+import { plainTerminalText, renderPersistentResult, type PersistentOutcome } from '../terminal-render.js';
 import { jsonSchemaOf } from './args.js';
 import { persistentDescription } from './terminal-description.js';
 import { persistentArgsSchema, validatePersistentArgs, type PersistentArgs } from './terminal-args.js';
@@ -53,8 +54,8 @@ type ShellState =
   | { phase: 'none' }
   /** At its prompt: the next call runs a command. */
   | { phase: 'ready'; terminalId: string }
-  /** A command still runs: the next call is typed into it. */
-  | { phase: 'running'; terminalId: string }
+  /** A command still runs: the next call is typed into it. `cursor`: where the model's view of the stream ends. */
+  | { phase: 'running'; terminalId: string; cursor: number }
   /** An aborted call left it in an unknown state: the next call asks the daemon. */
   | { phase: 'unknown'; terminalId: string };
 
@@ -96,11 +97,11 @@ export function createPersistentShellTool(options: PersistentShellOptions): Pers
   }
 
   /** What becomes of the shell after a call ended this way. */
-  function nextState(terminalId: string, outcome: PersistentOutcome): ShellState {
+  function nextState(terminalId: string, outcome: PersistentOutcome, cursor: number): ShellState {
     switch (outcome.state) {
       case 'waiting_for_input':
       case 'idle':
-        return { phase: 'running', terminalId };
+        return { phase: 'running', terminalId, cursor };
       case 'exited':
         return { phase: 'none' };
       case 'timed_out':
@@ -118,7 +119,7 @@ export function createPersistentShellTool(options: PersistentShellOptions): Pers
     );
     throwIfAborted(signal);
     const outcome = await runOutcome(result, args.timeoutMs);
-    state = nextState(terminalId, outcome);
+    state = nextState(terminalId, outcome, result.cursor);
     const text = renderPersistentResult({
       output: result.output,
       truncated: result.truncated,
@@ -150,10 +151,22 @@ export function createPersistentShellTool(options: PersistentShellOptions): Pers
    * `terminal/run`'s: SIGINT to the foreground group; the shell is kept when its prompt comes back
    * within `graceMs`, else the terminal is closed.
    */
-  async function typeInto(terminalId: string, args: PersistentArgs, signal: AbortSignal | undefined) {
+  async function typeInto(
+    running: { terminalId: string; cursor: number },
+    args: PersistentArgs,
+    signal: AbortSignal | undefined,
+  ) {
+    const { terminalId } = running;
     const send = (text: string, submit: boolean, timeoutMs?: number) =>
       client.call(TerminalSend, { sessionId: session.id, terminalId, text, submit, idleMs, timeoutMs }, { signal });
+    // What the command printed since the last result (it may even have ended meanwhile) comes first.
+    const since = await client.call(
+      TerminalRead,
+      { sessionId: session.id, terminalId, offset: running.cursor },
+      { signal },
+    );
     let result = await send(args.command, true, args.timeoutMs);
+    result = { ...result, output: since.text + result.output };
     throwIfAborted(signal);
     let outcome: PersistentOutcome;
     let interrupted: boolean | undefined;
@@ -187,8 +200,9 @@ export function createPersistentShellTool(options: PersistentShellOptions): Pers
         break;
       }
     }
-    state = nextState(terminalId, outcome);
-    const text = renderPersistentResult({ output: result.output, truncated: result.truncated, outcome });
+    state = nextState(terminalId, outcome, result.cursor);
+    const output = plainTerminalText(result.output);
+    const text = renderPersistentResult({ output, truncated: result.truncated, outcome });
     return { text, isError: false, details: { kind: 'typed' as const, terminalId, result, interrupted } };
   }
 
@@ -200,10 +214,16 @@ export function createPersistentShellTool(options: PersistentShellOptions): Pers
 
   /** After an aborted call: whether a command still holds the terminal. */
   async function settleUnknown(terminalId: string, signal: AbortSignal | undefined): Promise<ShellState> {
-    const list = await client.call(TerminalList, { sessionId: session.id }, { signal });
-    const terminal = list.find((item) => item.id === terminalId);
+    const terminal = await snapshotOf(terminalId, signal);
     if (!terminal || terminal.status === 'exited') return { phase: 'none' };
-    return terminal.foreground ? { phase: 'running', terminalId } : { phase: 'ready', terminalId };
+    return terminal.foreground
+      ? { phase: 'running', terminalId, cursor: terminal.outputBytes }
+      : { phase: 'ready', terminalId };
+  }
+
+  async function snapshotOf(terminalId: string, signal: AbortSignal | undefined) {
+    const list = await client.call(TerminalList, { sessionId: session.id }, { signal });
+    return list.find((item) => item.id === terminalId);
   }
 
   /** The answer when the shell turned out to be gone before the call could use it. */
@@ -234,7 +254,7 @@ export function createPersistentShellTool(options: PersistentShellOptions): Pers
       if (state.phase === 'none') state = { phase: 'ready', terminalId: await openShell(signal) };
       terminalId = state.terminalId;
       return state.phase === 'running'
-        ? await typeInto(terminalId, args, signal)
+        ? await typeInto(state, args, signal)
         : await runCommand(terminalId, args, signal);
     } catch (error) {
       if (signal?.aborted) {

@@ -17,7 +17,13 @@ import {
 import type { TerminalSendResult, TerminalSnapshot } from '../../protocol/terminal.js';
 import { formatTable } from '../cli/table.js';
 import type { ExecdClient } from '../connection.js';
-import { readinessOf, renderTerminalRead, renderTerminalSend, terminalStateLine } from '../terminal-render.js';
+import {
+  plainTerminalText,
+  readinessOf,
+  renderTerminalRead,
+  renderTerminalSend,
+  terminalStateLine,
+} from '../terminal-render.js';
 import { jsonSchemaOf } from './args.js';
 import { callFailure, throwIfAborted, type CallFailure } from './failure.js';
 import { DEFAULT_IDLE_MS } from './persistent-shell.js';
@@ -111,7 +117,8 @@ export async function createTerminalTools(options: TerminalToolsOptions): Promis
       );
       seen.set(terminal.id, terminal.outputBytes);
       const opened = `[terminal ${terminal.id} opened: ${terminal.argv.join(' ')} in ${terminal.cwd}]`;
-      const text = motd.length > 0 ? `${motd}${motd.endsWith('\n') ? '' : '\n'}${opened}` : opened;
+      const first = plainTerminalText(motd);
+      const text = first.length > 0 ? `${first}${first.endsWith('\n') ? '' : '\n'}${opened}` : opened;
       return { text, isError: false, details: { kind: 'open', terminal, motd } };
     },
     async terminal_send(args, signal) {
@@ -130,7 +137,8 @@ export async function createTerminalTools(options: TerminalToolsOptions): Promis
       seen.set(args.terminal_id, result.cursor);
       const timeoutMs = result.waitReason === 'timeout' ? await effectiveTimeoutMs(args.timeout_ms) : undefined;
       const readiness = readinessOf(result, idleMs, timeoutMs);
-      const text = renderTerminalSend({ output: result.output, truncated: result.truncated, readiness });
+      const output = plainTerminalText(result.output);
+      const text = renderTerminalSend({ output, truncated: result.truncated, readiness });
       return { text, isError: false, details: { kind: 'send', result } };
     },
     async terminal_read(args, signal) {

@@ -1,12 +1,13 @@
 /** The persistent `bash` (createShellTools persistent: true) end to end through a real daemon and a real PTY (SPEC §9.2). */
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseExitStatus } from '../../client/render.js';
 import { RESET_LINE, WAITING_FOR_INPUT_LINE, stillRunningLine } from '../../client/terminal-render.js';
 import { createShellTools, type PersistentShellTool } from '../../client/tool/index.js';
-import { TerminalList } from '../../protocol/methods.js';
+import { TerminalList, TerminalRead } from '../../protocol/methods.js';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
+import { waitFor } from '../helpers/wait.js';
 
 const IDLE_MS = 800;
 
@@ -18,6 +19,14 @@ async function persistentBash(daemon: TestDaemon, sessionId = 'agent', cwd = joi
   const bash = (command: string, timeoutMs?: number) =>
     shell.execute({ command, description: 'A step of the test', ...(timeoutMs ? { timeoutMs } : {}) });
   return { client, tools, shell, bash, cwd };
+}
+
+/** Whether the session's terminal has a command in its foreground, seen from a client of its own. */
+async function daemonForeground(daemon: TestDaemon): Promise<boolean> {
+  const client = await daemon.session('agent', join(daemon.dir, 'ws'));
+  const [terminal] = await client.call(TerminalList, { sessionId: 'agent' });
+  client.close();
+  return terminal?.foreground !== undefined;
 }
 
 describe('the persistent bash through a real daemon', { timeout: 60_000 }, () => {
@@ -48,7 +57,8 @@ describe('the persistent bash through a real daemon', { timeout: 60_000 }, () =>
     const { bash, cwd, shell } = await persistentBash(daemon);
     await bash('cd /tmp; export K=v');
     const first = shell.terminalId();
-    expect((await bash('exit 3')).text).toBe(`(no output)\n[shell exited: code 3]\n${RESET_LINE}`);
+    // An interactive bash says `exit` on its way out: that is what the terminal printed.
+    expect((await bash('exit 3')).text).toBe(`exit\n[shell exited: code 3]\n${RESET_LINE}`);
     expect(shell.terminalId()).toBeUndefined();
     expect((await bash('echo "$PWD [$K]"')).text).toBe(`${cwd} []\n`);
     expect(shell.terminalId()).not.toBe(first);
@@ -76,12 +86,33 @@ describe('the persistent bash through a real daemon', { timeout: 60_000 }, () =>
 
   it('says a silent command is still running, then types the next call into it', async () => {
     const daemon = await startDaemon();
-    const { bash } = await persistentBash(daemon);
-    const running = await bash('sleep 2; echo slept');
+    const { bash, client, shell, cwd } = await persistentBash(daemon);
+    const running = await bash('while [ ! -e go ]; do sleep 0.05; done; echo slept');
     expect(running.text).toBe(`(no output)\n${stillRunningLine(IDLE_MS)}`);
-    const next = await bash('echo after');
-    expect(next.text).toContain('slept');
-    expect(next.text).toContain('after');
+    const typed = bash('echo after');
+    // Once the typed line is in the terminal (echoed), let the loop end: bash then runs that line.
+    await waitFor(async () => {
+      const read = await client.call(TerminalRead, { sessionId: 'agent', terminalId: shell.terminalId()!, offset: 0 });
+      return read.text.includes('echo after');
+    }, 'the typed line to be echoed');
+    writeFileSync(join(cwd, 'go'), '');
+    const next = await typed;
+    expect(next.text).toContain('slept\n');
+    expect(next.text).not.toContain('\x1b');
+    expect((await bash('echo again')).text).toBe('again\n');
+  });
+
+  it('includes what a running command printed between calls, also when it ended meanwhile', async () => {
+    const daemon = await startDaemon();
+    const { bash, cwd } = await persistentBash(daemon);
+    const running = await bash('while [ ! -e go ]; do sleep 0.05; done; echo slept');
+    expect(running.text).toBe(`(no output)\n${stillRunningLine(IDLE_MS)}`);
+    writeFileSync(join(cwd, 'go'), '');
+    await waitFor(async () => !(await daemonForeground(daemon)), 'the loop to end');
+    // The shell is back at its prompt: the typed line runs as a command, after what the loop printed.
+    const next = await bash('echo typed');
+    expect(next.text).toMatch(/^slept\n[^]*typed\n/);
+    expect((await bash('false')).text).toBe('(no output)\n[exit code: 1]');
   });
 
   it('interrupts a command at its timeout and keeps the shell state', async () => {
@@ -89,7 +120,8 @@ describe('the persistent bash through a real daemon', { timeout: 60_000 }, () =>
     const { bash } = await persistentBash(daemon);
     await bash('export K=kept');
     const timedOut = await bash('echo start; sleep 30', 600);
-    expect(timedOut.text).toBe('start\n[timed out after 600ms; interrupted, the shell kept its state]');
+    // bash ends the interrupted command's line itself, hence one or two newlines.
+    expect(timedOut.text).toMatch(/^start\n+\[timed out after 600ms; interrupted, the shell kept its state\]$/);
     expect((await bash('echo $K')).text).toBe('kept\n');
   });
 
