@@ -120,7 +120,7 @@ describe('the terminal tools through a real daemon', { timeout: 60_000 }, () => 
     }, 'less to draw its first screen');
     expect(screen.text).toContain('row 2\n');
     expect(screen.text).not.toContain('row 150');
-    expect(lastLine(screen)).toBe(`[terminal ${id}: running less ${file}]`);
+    expect(lastLine(screen)).toBe(`[terminal ${id}: running less]`);
     const quit = await call('terminal_send', { terminal_id: id, text: 'q', submit: false });
     expect(lastLine(quit)).toBe('[ready: prompt]');
   });
