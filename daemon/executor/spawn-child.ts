@@ -3,6 +3,7 @@
  * spawner process alike (see spawner.ts).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
 import type { SpawnOrder } from './spawn-messages.js';
 
 /**
@@ -10,17 +11,20 @@ import type { SpawnOrder } from './spawn-messages.js';
  * undefined; any later 'error' (a failed kill) is swallowed rather than left unhandled.
  */
 export function startChild(order: SpawnOrder): ChildProcess {
+  // The daemon holds the FIFO's writer open, so this open does not block.
+  const stdinFd = order.stdinPath === undefined ? undefined : openSync(order.stdinPath, 'r');
   const child = spawn(order.file, order.args, {
     cwd: order.cwd,
     env: order.env,
     stdio: [
-      order.stdin === undefined ? 'ignore' : 'pipe',
+      stdinFd ?? (order.stdin === undefined ? 'ignore' : 'pipe'),
       order.files.stdout?.fd ?? 'pipe',
       order.files.stderr?.fd ?? 'pipe',
     ],
     detached: order.detached,
     windowsHide: true,
   });
+  if (stdinFd !== undefined) closeSync(stdinFd);
   child.on('error', () => {});
   if (order.stdin !== undefined && child.stdin) {
     // A command that exits without reading its input closes the pipe early: EPIPE is no error.

@@ -11,6 +11,8 @@ export interface SpawnOrder {
   env: Record<string, string>;
   /** Written to the child's stdin, which is then closed; `/dev/null` when absent. */
   stdin?: string;
+  /** A FIFO the child reads as its stdin (a job whose stdin stays open); opened by whoever spawns. */
+  stdinPath?: string;
   /** Capture files the child writes a stream into; a pipe relayed back for a stream without one. */
   files: Partial<Record<PipeName, CaptureTarget>>;
   detached: boolean;

@@ -42,6 +42,7 @@ export function spawnShell(
   stdin: string | undefined,
   argv: string[] = spec.argv,
   files: SpawnOrder['files'] = {},
+  stdinPath?: string,
 ): ShellProcess {
   const [file, ...args] = argv;
   return spawner.spawn({
@@ -50,6 +51,7 @@ export function spawnShell(
     cwd: spec.workdir,
     env: spec.env,
     ...(stdin === undefined ? {} : { stdin }),
+    ...(stdinPath === undefined ? {} : { stdinPath }),
     files,
     // POSIX: its own process group, so one signal reaches the whole tree (see platform.ts).
     detached: PLATFORM.spawnDetached,

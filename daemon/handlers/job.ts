@@ -3,7 +3,16 @@
  * release it. Only connections that opened a job's owner session may touch it.
  */
 import { BACKGROUND_DISABLED_MESSAGE, ExecdError } from '../../protocol/errors.js';
-import { JobKill, JobList, JobPeek, JobRead, JobRelease, JobWait, ShellStart } from '../../protocol/methods.js';
+import {
+  JobKill,
+  JobList,
+  JobPeek,
+  JobRead,
+  JobRelease,
+  JobWait,
+  JobWrite,
+  ShellStart,
+} from '../../protocol/methods.js';
 import { handler, type HandlerContext } from '../handler.js';
 import type { Job } from '../jobs/job.js';
 import { killJob, releaseJob, settledWithin } from '../jobs/job-control.js';
@@ -45,6 +54,7 @@ export const jobHandlers = [
       logDir: sessionSpillDir(daemon, params.sessionId),
       log: daemon.log,
       stdin: params.stdin,
+      keepStdinOpen: params.keepStdinOpen,
     });
     return { jobId: job.id, pid: job.pid, startedAt: job.identity.startedAt.toISOString() };
   }),
@@ -88,5 +98,19 @@ export const jobHandlers = [
     if (job instanceof ExecdError) return job;
     await releaseJob(ctx.daemon.jobs, job, ctx.daemon.config.get().graceMs);
     return { released: true as const };
+  }),
+
+  handler(JobWrite, (params, ctx) => {
+    const job = ownedJob(params, ctx);
+    if (job instanceof ExecdError) return job;
+    if (!job.stdin || !job.isLive) {
+      return new ExecdError(
+        'STDIN_CLOSED',
+        job.stdin
+          ? `job ${job.id} has settled; its stdin is closed`
+          : `job ${job.id} was not started with keepStdinOpen`,
+      );
+    }
+    return job.stdin.write(job.id, params.data, params.eof ?? false, ctx.daemon.config.get().maxStdinBytes);
   }),
 ];

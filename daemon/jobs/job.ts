@@ -2,6 +2,7 @@
  * One background job: its identity, its place in the status machine
  * `running → stopping → completed | killed | failed`, its output streams and its reader's cursor.
  */
+import type { JobStdin } from './job-stdin.js';
 import type { JobSnapshot, JobStatus, SandboxReport } from '../../protocol/types.js';
 import type { JobStream, StreamName } from './job-streams.js';
 import { settlementOf, type JobOutcome } from './settlement.js';
@@ -24,6 +25,8 @@ export class Job {
   detail: string | undefined;
   /** The process group leader; 0 until spawned (and forever when the spawn failed). */
   pid = 0;
+  /** The open stdin of a job started with `keepStdinOpen`. */
+  stdin: JobStdin | undefined;
   /** `/proc` start time of `pid`, so a restarted daemon never kills a reused pid. */
   procStartTime: number | undefined;
   exitCode: number | null = null;

@@ -17,6 +17,7 @@ import type { Spawner } from '../executor/spawner.js';
 import type { Logger } from '../logger.js';
 import type { ProcessRegistry, TrackedGroup } from '../process-registry.js';
 import { Job } from './job.js';
+import { JobStdin } from './job-stdin.js';
 import { CapturedFileStream, CollectedStream, LogFileStream, TailBytesStream } from './job-streams.js';
 import type { JobTable } from './job-table.js';
 import type { JobLaunchPlan } from './launch-plan.js';
@@ -33,6 +34,8 @@ export interface StartJobContext {
   logDir: string;
   log: Logger;
   stdin?: string;
+  /** Keep the job's stdin open for `job/write` (SPEC §9.4); `stdin`, if any, is written first. */
+  keepStdinOpen?: boolean;
 }
 
 /** Where a running job's output goes. */
@@ -77,10 +80,31 @@ export async function startJob(
   if (plan.refused !== undefined) return failEarly({ kind: 'runner-failed', reason: plan.refused });
   const missing = checkWorkdir(spec.workdir);
   if (missing) return failEarly({ kind: 'spawn-failed', reason: missing.message });
-  const child = spawnShell(ctx.spawner, spec, ctx.stdin, plan.argv, { stdout: capture.stdout.target });
+  let stdin: JobStdin | undefined;
+  try {
+    if (ctx.keepStdinOpen) stdin = new JobStdin(join(ctx.logDir, `${id}.stdin`));
+  } catch (error) {
+    return failEarly({ kind: 'spawn-failed', reason: `cannot open a stdin pipe: ${(error as Error).message}` });
+  }
+  const child = spawnShell(
+    ctx.spawner,
+    spec,
+    stdin ? undefined : ctx.stdin,
+    plan.argv,
+    { stdout: capture.stdout.target },
+    stdin?.path,
+  );
   const failure = await spawned(child, plan.argv[0]!);
-  if (failure)
+  stdin?.spawned();
+  if (failure) {
+    stdin?.close();
     return failEarly({ kind: plan.runnerFailure ? 'runner-failed' : 'spawn-failed', reason: failure.message });
+  }
+  if (stdin) {
+    job.stdin = stdin;
+    if (ctx.stdin !== undefined) stdin.write(id, ctx.stdin, false, Number.MAX_SAFE_INTEGER);
+    void job.settled.then(() => stdin.close());
+  }
 
   job.pid = child.pid!;
   if (HAS_PROC) job.procStartTime = readProcStat(job.pid)?.startTime;

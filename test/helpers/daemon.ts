@@ -29,6 +29,8 @@ export interface TestDaemonOptions {
   /** Reuse a socket path; default: a fresh one. */
   socketPath?: string;
   extraArgs?: string[];
+  /** A command that execs the daemon's argv appended to it (e.g. to start it in a namespace). */
+  launcher?: string[];
 }
 
 /** A daemon started for a test. */
@@ -68,7 +70,14 @@ export async function startDaemon(options: TestDaemonOptions = {}): Promise<Test
   delete env.EXECD_SOCKET;
   delete env.EXECD_STATE_DIR;
   delete env.EXECD_TOKEN;
-  const proc = spawn(process.execPath, args, { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const launcher = options.launcher ?? [];
+  const proc =
+    launcher.length > 0
+      ? spawn(launcher[0]!, [...launcher.slice(1), process.execPath, ...args], {
+          env,
+          stdio: ['ignore', 'ignore', 'pipe'],
+        })
+      : spawn(process.execPath, args, { env, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   proc.stderr!.setEncoding('utf8').on('data', (text: string) => (stderr += text));
   const clients: ExecdClient[] = [];

@@ -1,0 +1,97 @@
+/**
+ * Terminal events and edges against a real daemon: terminal/exited, an argv terminal, resize, the
+ * idle close, and a machine where no PTY can be opened (TERMINALS_UNAVAILABLE).
+ */
+import { describe, expect, test } from 'vitest';
+import {
+  TerminalExited,
+  TerminalList,
+  TerminalOpen,
+  TerminalRead,
+  TerminalResize,
+  TerminalRun,
+  TerminalSend,
+} from '../../protocol/methods.js';
+import type { TerminalExitedParams } from '../../protocol/terminal.js';
+import { startDaemon, waitPidsGone } from '../helpers/daemon.js';
+import { waitFor } from '../helpers/wait.js';
+
+describe('terminal events and edges', () => {
+  test('an argv terminal: stdin_read readiness, resize, terminal/exited when its program ends', async () => {
+    const daemon = await startDaemon();
+    const client = await daemon.session('s1');
+    const exits: TerminalExitedParams[] = [];
+    client.rpc.onNotification(TerminalExited, (params) => exits.push(params));
+    const opened = await client.call(TerminalOpen, {
+      sessionId: 's1',
+      argv: ['cat'],
+      name: 'echo',
+      cols: 100,
+      rows: 30,
+    });
+    expect(opened.terminal).toMatchObject({ name: 'echo', argv: ['cat'], cols: 100, rows: 30, status: 'running' });
+    const terminalId = opened.terminal.id;
+    const sent = await client.call(TerminalSend, { sessionId: 's1', terminalId, text: 'ping', submit: true });
+    expect(sent.waitReason).toBe('stdin_read');
+    expect(sent.output).toBe('ping\nping\n');
+    await expect(client.call(TerminalRun, { sessionId: 's1', terminalId, command: 'true' })).rejects.toMatchObject({
+      errorName: 'INVALID_PARAMS',
+    });
+    const resized = await client.call(TerminalResize, { sessionId: 's1', terminalId, cols: 40, rows: 10 });
+    expect(resized).toMatchObject({ cols: 40, rows: 10 });
+    const sizeShell = await client.call(TerminalOpen, { sessionId: 's1' });
+    await client.call(TerminalResize, { sessionId: 's1', terminalId: sizeShell.terminal.id, cols: 40, rows: 10 });
+    const size = await client.call(TerminalRun, {
+      sessionId: 's1',
+      terminalId: sizeShell.terminal.id,
+      command: 'stty size',
+    });
+    expect(size.output).toBe('10 40\n');
+    const eof = await client.call(TerminalSend, { sessionId: 's1', terminalId, text: '\x04' });
+    expect(eof.waitReason).toBe('session_exit');
+    await waitFor(() => exits.length === 1, 'terminal/exited');
+    expect(exits[0]).toMatchObject({ sessionId: 's1', terminal: { id: terminalId, status: 'exited', exitCode: 0 } });
+  });
+
+  test('terminalIdleCloseMs closes an unused terminal whose shell is at its prompt', async () => {
+    const daemon = await startDaemon({ config: { terminalIdleCloseMs: 1_500, graceMs: 500 } });
+    const client = await daemon.session('s1');
+    const idle = await client.call(TerminalOpen, { sessionId: 's1' });
+    const busy = await client.call(TerminalOpen, { sessionId: 's1' });
+    const running = await client.call(TerminalRun, {
+      sessionId: 's1',
+      terminalId: busy.terminal.id,
+      command: 'sleep 30',
+      idleMs: 200,
+    });
+    expect(running.state).toBe('idle');
+    const listed = await waitFor(async () => {
+      const all = await client.call(TerminalList, { sessionId: 's1' });
+      return all.find((terminal) => terminal.id === idle.terminal.id)?.status === 'exited' ? all : undefined;
+    }, 'the idle terminal to close');
+    expect(listed.find((terminal) => terminal.id === idle.terminal.id)?.detail).toBe(
+      'closed after terminalIdleCloseMs without use',
+    );
+    // The terminal with a command in its foreground stays.
+    expect(listed.find((terminal) => terminal.id === busy.terminal.id)?.status).toBe('running');
+    expect(await waitPidsGone([idle.terminal.pid], 1_000)).toEqual([]);
+  });
+
+  test('no PTY can be opened: capabilities.terminals is false and terminal methods answer TERMINALS_UNAVAILABLE', async () => {
+    const daemon = await startDaemon({
+      launcher: ['unshare', '-m', '--', 'sh', '-c', 'mount --bind /dev/null /dev/ptmx && exec "$@"', 'sh'],
+    });
+    const client = await daemon.session('s1');
+    expect(client.info.capabilities.terminals).toBe(false);
+    await expect(client.call(TerminalOpen, { sessionId: 's1' })).rejects.toMatchObject({
+      errorName: 'TERMINALS_UNAVAILABLE',
+      code: -32011,
+      message: expect.stringMatching(/^terminals are unavailable: cannot open a PTY/),
+    });
+    await expect(client.call(TerminalRead, { sessionId: 's1', terminalId: 'term-1' })).rejects.toMatchObject({
+      errorName: 'TERMINALS_UNAVAILABLE',
+    });
+    // One-shot runs still work.
+    expect((await client.run({ sessionId: 's1', command: 'echo ok' })).stdout.text).toBe('ok\n');
+  });
+});
