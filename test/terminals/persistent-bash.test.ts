@@ -135,6 +135,21 @@ describe('the persistent bash through a real daemon', { timeout: 60_000 }, () =>
     expect((await bash('echo "[$K]"')).text).toBe('[]\n');
   });
 
+  it('aborting a call interrupts the command, raises the abort error, and the shell goes on', async () => {
+    const daemon = await startDaemon();
+    const { bash, shell } = await persistentBash(daemon);
+    await bash('export K=survives');
+    const controller = new AbortController();
+    const call = shell.execute(
+      { command: 'sleep 30', description: 'Sleep until aborted' },
+      { signal: controller.signal },
+    );
+    await waitFor(async () => await daemonForeground(daemon), 'sleep to hold the terminal');
+    controller.abort();
+    await expect(call).rejects.toMatchObject({ name: 'AbortError' });
+    expect((await bash('echo "$K"')).text).toBe('survives\n');
+  });
+
   it('runs concurrent calls one after the other in the same shell', async () => {
     const daemon = await startDaemon();
     const { bash } = await persistentBash(daemon);
