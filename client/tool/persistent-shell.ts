@@ -159,14 +159,15 @@ export function createPersistentShellTool(options: PersistentShellOptions): Pers
     const { terminalId } = running;
     const send = (text: string, submit: boolean, timeoutMs?: number) =>
       client.call(TerminalSend, { sessionId: session.id, terminalId, text, submit, idleMs, timeoutMs }, { signal });
-    // What the command printed since the last result (it may even have ended meanwhile) comes first.
-    const since = await client.call(
-      TerminalRead,
-      { sessionId: session.id, terminalId, offset: running.cursor },
-      { signal },
-    );
+    // What the command printed since the last result (it may even have ended meanwhile) comes first;
+    // when that is more than one read holds, its tail (a read without offset), marked as cut.
+    const read = (offset?: number) =>
+      client.call(TerminalRead, { sessionId: session.id, terminalId, offset }, { signal });
+    let since = await read(running.cursor);
+    const cut = since.nextOffset < since.terminal.outputBytes || since.droppedBytes > 0;
+    if (cut) since = await read();
     let result = await send(args.command, true, args.timeoutMs);
-    result = { ...result, output: since.text + result.output };
+    result = { ...result, output: since.text + result.output, truncated: result.truncated || cut };
     throwIfAborted(signal);
     let outcome: PersistentOutcome;
     let interrupted: boolean | undefined;

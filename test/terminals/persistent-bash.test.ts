@@ -115,6 +115,22 @@ describe('the persistent bash through a real daemon', { timeout: 60_000 }, () =>
     expect((await bash('false')).text).toBe('(no output)\n[exit code: 1]');
   });
 
+  it('keeps the tail of a long output printed between calls, marked as cut', async () => {
+    const daemon = await startDaemon({ config: { maxOutputBytes: 10_000 } });
+    const { bash, cwd, client, shell } = await persistentBash(daemon);
+    const running = await bash('while [ ! -e go ]; do sleep 0.05; done; seq 1 30000; read x');
+    expect(running.text).toBe(`(no output)\n${stillRunningLine(IDLE_MS)}`);
+    writeFileSync(join(cwd, 'go'), '');
+    await waitFor(async () => {
+      const read = await client.call(TerminalRead, { sessionId: 'agent', terminalId: shell.terminalId()! });
+      return read.text.includes('30000\n');
+    }, 'seq to finish');
+    const next = await bash('y');
+    expect(next.text).toContain('29999\n30000\n');
+    expect(next.text).not.toContain('\n2\n3\n4\n');
+    expect(next.text.endsWith('\n[output truncated; full output: (unavailable)]')).toBe(true);
+  });
+
   it('interrupts a command at its timeout and keeps the shell state', async () => {
     const daemon = await startDaemon({ config: { graceMs: 1000 } });
     const { bash } = await persistentBash(daemon);
