@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { connect as netConnect, type Socket } from 'node:net';
 import { join } from 'node:path';
-import type { Disposable, MessageConnection } from 'vscode-jsonrpc/node.js';
+import type { Disposable, MessageConnection, NotificationType } from 'vscode-jsonrpc/node.js';
 import { errorNameOf, type ErrorName } from '../protocol/errors.js';
 import { CancellationTokenSource, ErrorCodes as RpcErrorCodes, ResponseError } from '../protocol/jsonrpc.js';
 import {
@@ -74,6 +74,8 @@ let outputTokenCounter = 0;
 /** An authenticated connection to a daemon. */
 export class ExecdClient {
   private closed = false;
+  /** Listeners per notification method: vscode-jsonrpc keeps one handler per method, so it fans out here. */
+  private readonly listeners = new Map<string, Set<(params: unknown) => void>>();
 
   constructor(
     readonly rpc: MessageConnection,
@@ -116,9 +118,28 @@ export class ExecdClient {
     }
   }
 
+  /**
+   * Subscribes to a notification. Any number of listeners may subscribe to one method (several tool
+   * sets on one connection); each `dispose` removes only its own.
+   */
+  onNotification<P>(type: NotificationType<P>, listener: (params: P) => void): Disposable {
+    let listeners = this.listeners.get(type.method);
+    if (!listeners) {
+      const fanOut = new Set<(params: unknown) => void>();
+      this.rpc.onNotification(type, (params: P) => {
+        for (const each of [...fanOut]) each(params);
+      });
+      this.listeners.set(type.method, fanOut);
+      listeners = fanOut;
+    }
+    const entry = listener as (params: unknown) => void;
+    listeners.add(entry);
+    return { dispose: () => listeners.delete(entry) };
+  }
+
   /** Subscribes to `job/exited` notifications. */
   onJobExited(listener: (params: JobExitedParams) => void): Disposable {
-    return this.rpc.onNotification(JobExited, listener);
+    return this.onNotification(JobExited, listener);
   }
 
   /** Calls `listener` when the connection to the daemon is lost. */

@@ -112,10 +112,10 @@ async function attached(client: ExecdClient, sessionId: string, terminalId: stri
     };
 
     const subscriptions = [
-      client.rpc.onNotification(TerminalOutput, (params) => {
+      client.onNotification(TerminalOutput, (params) => {
         if (params.terminalId === terminalId && !finished) process.stdout.write(params.data);
       }),
-      client.rpc.onNotification(TerminalExited, (params) => {
+      client.onNotification(TerminalExited, (params) => {
         if (params.terminal.id !== terminalId) return;
         const { exitCode, signal } = params.terminal;
         finish(signal ? 1 : (exitCode ?? 0), terminalExitedLine(params.terminal));

@@ -102,7 +102,7 @@ export async function createTerminalTools(options: TerminalToolsOptions): Promis
   }
   /** Per terminal, the stream offset up to which the model has seen the output. */
   const seen = new Map<string, number>();
-  const subscription = client.rpc.onNotification(TerminalExited, (params) => {
+  const subscription = client.onNotification(TerminalExited, (params) => {
     if (params.sessionId === sessionId) options.onTerminalExited?.(params.terminal);
   });
 

@@ -157,6 +157,34 @@ describe('the terminal tools through a real daemon', { timeout: 60_000 }, () => 
     expect((await call('terminal_list')).text).toBe('(no terminals)');
   });
 
+  it('tells every tool set on one connection about its own terminal exits, until disposed', async () => {
+    const daemon = await startDaemon();
+    const client = await daemon.connect();
+    const exits: Record<string, string[]> = { a: [], b: [] };
+    const make = (sessionId: string, seen: string[]) =>
+      createTerminalTools({
+        client,
+        session: { id: sessionId, cwd: daemon.dir },
+        onTerminalExited: (terminal) => seen.push(terminal.id),
+      });
+    const a = await make('agent-a', exits.a!);
+    const b = await make('agent-b', exits.b!);
+    const open = async (tools: typeof a) => {
+      const opened = await tools.tools[0]!.execute({});
+      return (opened.details as Extract<TerminalToolDetails, { kind: 'open' }>).terminal.id;
+    };
+    const [ta, tb] = [await open(a), await open(b)];
+    await a.tools[1]!.execute({ terminal_id: ta, text: 'exit 0' });
+    await b.tools[1]!.execute({ terminal_id: tb, text: 'exit 0' });
+    await waitFor(() => exits.a!.length === 1 && exits.b!.length === 1, 'both exit notices');
+    expect(exits).toEqual({ a: [ta], b: [tb] });
+    a.dispose();
+    const tb2 = await open(b);
+    await b.tools[1]!.execute({ terminal_id: tb2, text: 'exit 0' });
+    await waitFor(() => exits.b!.length === 2, 'the second exit notice of b');
+    expect(exits.a).toEqual([ta]);
+  });
+
   it("cannot touch another session's terminal", async () => {
     const daemon = await startDaemon();
     const a = await terminalTools(daemon, 'agent-a');
