@@ -103,6 +103,7 @@ export async function startJob(
   if (stdin) {
     job.stdin = stdin;
     if (ctx.stdin !== undefined) stdin.write(id, ctx.stdin, false, Number.MAX_SAFE_INTEGER);
+    // `settled` never rejects.
     void job.settled.then(() => stdin.close());
   }
 

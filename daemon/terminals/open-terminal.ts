@@ -4,7 +4,8 @@
  * `TERM=xterm-256color`, the session's sandbox mode (the same bwrap runner as §6), the limits, and
  * the wait for the first readiness whose output becomes `motd`.
  */
-import { statSync } from 'node:fs';
+import { accessSync, constants, statSync } from 'node:fs';
+import { isAbsolute, join } from 'node:path';
 import { ExecdError } from '../../protocol/errors.js';
 import type { ParamsOf } from '../../protocol/methods.js';
 import type { TerminalOpen } from '../../protocol/methods.js';
@@ -27,6 +28,20 @@ const OPEN_IDLE_MS = 1_000;
 const OPEN_TIMEOUT_MS = 10_000;
 
 type OpenParams = ParamsOf<typeof TerminalOpen>;
+
+/** Whether `program` names an executable file, directly or on `PATH` (as execvp would find it). */
+export function findProgram(program: string, path: string | undefined, cwd: string): boolean {
+  const executable = (file: string) => {
+    try {
+      accessSync(file, constants.X_OK);
+      return statSync(file).isFile();
+    } catch {
+      return false;
+    }
+  };
+  if (program.includes('/')) return executable(isAbsolute(program) ? program : join(cwd, program));
+  return (path ?? '').split(':').some((dir) => dir !== '' && executable(join(dir, program)));
+}
 
 /** LIMIT_EXCEEDED when one more terminal would pass `maxTerminalsPerSession`, `maxTerminals` or `maxProcesses`. */
 function checkTerminalLimits(daemon: DaemonContext, sessionId: string): ExecdError | undefined {
@@ -75,6 +90,12 @@ export async function openTerminal(
     // No history file of the agent's commands in the user's home, unless asked for.
     env.HISTFILE = params.env?.HISTFILE ?? '';
     env.PROMPT_COMMAND = promptCommand(secret);
+  }
+  if (!findProgram(argv[0]!, env.PATH, spec.workdir)) {
+    return new ExecdError(
+      'SPAWN_FAILED',
+      `cannot start ${argv[0]}: no such executable (looked up on the terminal's PATH)`,
+    );
   }
   spec.argv = argv;
   const confinement = confineSpec(daemon, spec, session.id);

@@ -57,17 +57,24 @@ export async function runInTerminal(
   const stopOutput = terminal.onOutput((bytes) => {
     if (started && !ended) capture.push(bytes);
   });
+  // The prompt marker after the end marker often comes in the same read: noted here, not waited for.
+  let promptAfterEnd = false;
   const stopMarkers = terminal.onMarker((marker) => {
     if (marker.kind === 'start' && marker.nonce === nonce) started = true;
+    else if (ended && marker.kind === 'prompt') promptAfterEnd = true;
     else if (started && (marker.kind === 'prompt' || (marker.kind === 'end' && marker.nonce === nonce))) ended = true;
   });
+  const settle = async (end: WaitEnd) => {
+    if (end.reason === 'marker' && !promptAfterEnd) await awaitPrompt(terminal);
+  };
   const ours = (marker: MarkerEvent) => marker.kind === 'end' && marker.nonce === nonce;
   const promptAfterStart = () => started;
   try {
     if (!terminal.running) return result(terminal, capture, 'exited', undefined, 'session_exit');
-    const before = waitsBefore(terminal);
+    const line = runLine(terminal.setup.secret!, nonce, request.command, terminal.bracketedPaste);
+    const before = waitsBefore(terminal, line);
     const timeoutMs = effectiveTimeout(request.timeoutMs, config);
-    terminal.write(runLine(terminal.setup.secret!, nonce, request.command));
+    terminal.write(line);
     const end = await waitReady(terminal, {
       idleMs: request.idleMs ?? DEFAULT_IDLE_MS,
       timeoutMs,
@@ -78,7 +85,7 @@ export async function runInTerminal(
     });
     const status = endStatus(end);
     if (status !== undefined) {
-      if (end.reason === 'marker') await promptAfterEnd(terminal);
+      await settle(end);
       return result(terminal, capture, 'completed', status, 'prompt');
     }
     switch (end.reason) {
@@ -99,7 +106,7 @@ export async function runInTerminal(
           promptEnds: promptAfterStart,
         });
         const back = endStatus(after);
-        if (back !== undefined && after.reason === 'marker') await promptAfterEnd(terminal);
+        if (back !== undefined) await settle(after);
         if (end.reason === 'cancelled') {
           return back === undefined
             ? result(terminal, capture, 'idle', undefined, 'inferred_idle')
@@ -126,7 +133,7 @@ function endStatus(end: WaitEnd): number | undefined {
 }
 
 /** After the end marker the shell prints its prompt marker; waiting for it keeps it out of the next send. */
-async function promptAfterEnd(terminal: Terminal): Promise<void> {
+async function awaitPrompt(terminal: Terminal): Promise<void> {
   await waitReady(terminal, { idleMs: PROMPT_AFTER_END_MS, timeoutMs: PROMPT_AFTER_END_MS, before: [] });
 }
 

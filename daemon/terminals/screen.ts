@@ -18,6 +18,7 @@ function loadXterm(): XtermModule {
 /** One terminal's emulated screen. */
 export class Screen {
   private readonly term: XtermTerminal;
+  private disposed = false;
 
   constructor(cols: number, rows: number) {
     const { Terminal } = loadXterm();
@@ -26,16 +27,17 @@ export class Screen {
 
   /** Feeds output (queued; `render` waits until it is parsed). */
   write(bytes: Uint8Array): void {
-    this.term.write(bytes);
+    if (!this.disposed) this.term.write(bytes);
   }
 
   /** Follows the PTY's size. */
   resize(cols: number, rows: number): void {
-    this.term.resize(cols, rows);
+    if (!this.disposed) this.term.resize(cols, rows);
   }
 
   /** The visible screen, one line per row, trailing spaces and trailing empty rows removed. */
   async render(): Promise<string> {
+    if (this.disposed) return '';
     await new Promise<void>((resolve) => this.term.write('', resolve));
     const buffer = this.term.buffer.active;
     const lines: string[] = [];
@@ -48,6 +50,8 @@ export class Screen {
 
   /** Frees the emulator. */
   dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
     this.term.dispose();
   }
 }

@@ -57,8 +57,9 @@ export async function sendToTerminal(
     let reason: TerminalWaitReason;
     if (!terminal.running) reason = 'session_exit';
     else {
-      const before = waitsBefore(terminal);
-      terminal.write(request.text + (request.submit ? '\r' : ''));
+      const input = request.text + (request.submit ? '\r' : '');
+      const before = waitsBefore(terminal, input);
+      terminal.write(input);
       const end = await waitReady(terminal, {
         idleMs: request.idleMs ?? DEFAULT_IDLE_MS,
         timeoutMs: effectiveTimeout(request.timeoutMs, config),

@@ -53,6 +53,7 @@ export class TerminalTable {
         record.exit = { exitCode: null, signal: null, detail: RESTARTED_DETAIL, exitedAt: new Date().toISOString() };
         const killing = killRecoveredTerminal(record.pid, record.procStartTime, this.deps.graceMs()).catch(() => 0);
         this.recoveries.add(killing);
+        // `killing` cannot reject (caught above).
         void killing.finally(() => this.recoveries.delete(killing));
       }
       this.terminals.set(record.id, restoredTerminal(record));
@@ -79,7 +80,11 @@ export class TerminalTable {
     });
     this.groups.set(terminal, group);
     this.scheduleIdleCheck(terminal);
-    const cleanup = terminal.exited.then(async (exit) => this.afterExit(terminal, exit));
+    const cleanup = terminal.exited
+      .then(async (exit) => this.afterExit(terminal, exit))
+      .catch((error: Error) =>
+        this.deps.log.error({ terminalId: terminal.id, err: error }, 'terminal clean-up failed'),
+      );
     this.cleanups.set(terminal, cleanup);
   }
 
@@ -112,7 +117,7 @@ export class TerminalTable {
     const wasRunning = terminal.running;
     if (wasRunning) {
       if (!this.closeReasons.has(terminal)) this.closeReasons.set(terminal, reason);
-      await killTerminalProcesses(terminal.pid, terminal.slaveDevice(), this.deps.graceMs());
+      await killTerminalProcesses(terminal.pid, terminal.procStartTime, this.deps.graceMs());
       // The PTY reports the exit once its program is reaped; force it if that never comes.
       await Promise.race([terminal.exited, delay(2_000)]);
       terminal.markExit({ exitCode: null, signal: 'SIGKILL', detail: reason });
@@ -143,15 +148,11 @@ export class TerminalTable {
     return { running, exited: this.terminals.size - running };
   }
 
-  /** Marks activity (send, write, attach) for the idle close. */
-  touch(terminal: Terminal): void {
-    terminal.lastActivity = Date.now();
-  }
-
   private forget(terminal: Terminal): void {
     if (this.terminals.get(terminal.id) !== terminal) return;
     this.terminals.delete(terminal.id);
     terminal.dropViewers();
+    terminal.dispose();
     this.journal.append({ op: 'forget', id: terminal.id });
   }
 
@@ -162,10 +163,9 @@ export class TerminalTable {
     clearTimeout(this.idleTimers.get(terminal));
     this.idleTimers.delete(terminal);
     // Anything the program left behind on its session dies with the terminal.
-    await killTerminalProcesses(terminal.pid, undefined, this.deps.graceMs()).catch(() => 0);
+    await killTerminalProcesses(terminal.pid, terminal.procStartTime, this.deps.graceMs()).catch(() => 0);
     const group = this.groups.get(terminal);
     if (group) this.deps.processes.untrack(group);
-    terminal.dispose();
     this.journal.append({
       op: 'exit',
       id: terminal.id,

@@ -15,6 +15,9 @@ import { readTtyStat } from './tty-proc.js';
 /** How long bytes that may start a private sequence are held before they are released as output. */
 const HOLD_MS = 30;
 
+const PASTE_ON = Buffer.from('\x1b[?2004h');
+const PASTE_OFF = Buffer.from('\x1b[?2004l');
+
 /** A connection that receives `terminal/output`. */
 export interface TerminalViewer {
   notifyOutput(terminalId: string, data: string, offset: number): void;
@@ -70,6 +73,8 @@ export class Terminal {
   busy = false;
   /** Last send, write or attach (for `terminalIdleCloseMs`). */
   lastActivity = Date.now();
+  /** Whether the program last switched bracketed paste on (`ESC [ ? 2004 h`), as readline does at each prompt. */
+  bracketedPaste = false;
   /** The shell's own process group, learned at its first prompt. */
   shellPgid: number | undefined;
   /** Device number of the PTY slave (the program's `tty_nr`). */
@@ -199,13 +204,11 @@ export class Terminal {
     this.viewers.clear();
   }
 
-  /** Releases the PTY's file descriptor and the emulator (the program must be gone). */
+  /**
+   * Frees the emulator once the terminal is forgotten. The PTY needs nothing: node-pty reports the
+   * exit only after its descriptor closed, and signalling its pid now could hit a reused pid.
+   */
   dispose(): void {
-    try {
-      this.pty?.kill('SIGKILL');
-    } catch {
-      // Already gone.
-    }
     this.screen.dispose();
   }
 
@@ -260,6 +263,9 @@ export class Terminal {
   private emitBytes(bytes: Buffer): void {
     if (bytes.length === 0) return;
     const offset = this.scrollback.end;
+    const on = bytes.lastIndexOf(PASTE_ON);
+    const off = bytes.lastIndexOf(PASTE_OFF);
+    if (on !== off) this.bracketedPaste = on > off;
     this.scrollback.append(bytes);
     this.screen.write(bytes);
     for (const listener of [...this.outputListeners]) listener(bytes, offset);

@@ -48,8 +48,12 @@ export function isLiveState(state: string): boolean {
   return state !== 'Z' && state !== 'X';
 }
 
-/** Every live process whose session is `sid` or whose controlling terminal is `ttyNr` (a full /proc scan). */
-export function processesOnTerminal(sid: number, ttyNr: number | undefined): TtyStat[] {
+/**
+ * Every live process of session `sid` (a full /proc scan). A terminal's processes are exactly its
+ * program's session: a process that leaves it (setsid) loses the terminal as controlling tty, and
+ * no other session can take the tty while this one holds it, so `tty_nr` adds no process.
+ */
+export function processesInSession(sid: number): TtyStat[] {
   const found: TtyStat[] = [];
   let names: string[];
   try {
@@ -61,8 +65,7 @@ export function processesOnTerminal(sid: number, ttyNr: number | undefined): Tty
     const pid = Number(name);
     if (!Number.isInteger(pid) || pid === process.pid) continue;
     const stat = readTtyStat(pid);
-    if (!stat || !isLiveState(stat.state)) continue;
-    if (stat.session === sid || (ttyNr !== undefined && ttyNr !== 0 && stat.ttyNr === ttyNr)) found.push(stat);
+    if (stat && isLiveState(stat.state) && stat.session === sid) found.push(stat);
   }
   return found;
 }

@@ -126,7 +126,7 @@ describe('background jobs and sessions', () => {
     expect(readdirSync(logDir).sort()).toEqual([...ids, done].flatMap((id) => [`${id}.stderr`, `${id}.stdout`]).sort());
 
     const closed = await client.call(SessionClose, { sessionId: 's1' });
-    expect(closed).toEqual({ killedJobs: 3, removedFiles: 8 });
+    expect(closed).toEqual({ killedJobs: 3, closedTerminals: 0, removedFiles: 8 });
     expect(alivePids(pids)).toEqual([]);
     expect(existsSync(logDir)).toBe(false);
     const debug = await daemon.connect();

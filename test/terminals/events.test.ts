@@ -94,4 +94,36 @@ describe('terminal events and edges', () => {
     // One-shot runs still work.
     expect((await client.run({ sessionId: 's1', command: 'echo ok' })).stdout.text).toBe('ok\n');
   });
+
+  test('a wait in place before the write does not count: text without Enter to a waiting cat ends idle', async () => {
+    const daemon = await startDaemon();
+    const client = await daemon.session('s1');
+    const { terminal } = await client.call(TerminalOpen, { sessionId: 's1', argv: ['cat'] });
+    const p = { sessionId: 's1', terminalId: terminal.id };
+    // cat's read (canonical mode) stays blocked through a partial line: the same wait as before.
+    const partial = await client.call(TerminalSend, { ...p, text: 'abc', idleMs: 800 });
+    expect(partial.waitReason).toBe('inferred_idle');
+    const line = await client.call(TerminalSend, { ...p, text: '', submit: true });
+    expect(line.waitReason).toBe('stdin_read');
+    expect(line.output).toBe('\nabc\n');
+  });
+
+  test('$/cancelRequest of a send interrupts the foreground and answers with what was read', async () => {
+    const daemon = await startDaemon();
+    const client = await daemon.session('s1');
+    const { terminal } = await client.call(TerminalOpen, { sessionId: 's1' });
+    const p = { sessionId: 's1', terminalId: terminal.id };
+    const controller = new AbortController();
+    const pending = client.call(
+      TerminalSend,
+      { ...p, text: 'echo begun; sleep 30', submit: true, idleMs: 20_000 },
+      { signal: controller.signal },
+    );
+    await waitFor(async () => /^begun/m.test((await client.call(TerminalRead, p)).text), 'the command to start');
+    controller.abort();
+    const result = await pending;
+    expect(result.waitReason).toBe('prompt');
+    expect(result.output).toContain('begun');
+    expect((await client.call(TerminalRun, { ...p, command: 'echo ok' })).output).toBe('ok\n');
+  });
 });

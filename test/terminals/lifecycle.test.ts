@@ -163,6 +163,11 @@ describe('terminal lifecycle', () => {
       /argv\.1 must not contain NUL/,
     );
     await rejects(client.call(TerminalOpen, { sessionId, cwd: '/no/such/dir' }), 'SPAWN_FAILED', /\/no\/such\/dir/);
+    await rejects(
+      client.call(TerminalOpen, { sessionId, argv: ['no-such-program-x'] }),
+      'SPAWN_FAILED',
+      /cannot start no-such-program-x: no such executable/,
+    );
     expect(await client.call(TerminalList, { sessionId })).toHaveLength(1);
     // Control bytes are valid input: written as they are.
     expect(await client.call(TerminalWrite, { sessionId, terminalId, data: '\x15' })).toEqual({ written: 1 });
