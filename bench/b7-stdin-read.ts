@@ -2,7 +2,8 @@
  * B7: how soon `terminal/send` answers `stdin_read` once a program blocks reading the terminal
  * (`read x`, Python's `input()`), and that a pipe wait (`sleep 5 | cat`) is never taken for one.
  */
-import { TerminalClose, TerminalOpen, TerminalSend, TerminalSignal } from '../protocol/methods.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { TerminalClose, TerminalList, TerminalOpen, TerminalSend, TerminalSignal } from '../protocol/methods.js';
 import type { BenchDaemon } from './daemon.js';
 import { median, percentile, type Figure } from './stats.js';
 
@@ -26,6 +27,21 @@ export async function benchStdinRead(daemon: BenchDaemon): Promise<Figure[]> {
   const perReader: string[] = [];
   let wrongReason = 0;
   let falseReads = 0;
+  let retries = 0;
+  /** After the SIGINT: once the shell holds the terminal again, Enter must bring a prompt (one retry). */
+  const backAtPrompt = async (attempt: number) => {
+    for (let polls = 0; polls < 100; polls++) {
+      const [current] = await client.call(TerminalList, { sessionId });
+      if (!current?.foreground) break;
+      await sleep(50);
+    }
+    for (let tries = 0; tries < 2; tries++) {
+      const back = await send('', { timeoutMs: 10_000 });
+      if (back.waitReason === 'prompt') return;
+      retries++;
+    }
+    throw new Error(`B7: try ${attempt}: sleep 5 | cat did not give the prompt back after SIGINT`);
+  };
   try {
     for (const [label, command] of READERS) {
       const mine: number[] = [];
@@ -46,8 +62,7 @@ export async function benchStdinRead(daemon: BenchDaemon): Promise<Figure[]> {
       const result = await send('sleep 5 | cat', { idleMs: 1_000, timeoutMs: 10_000 });
       if (result.waitReason === 'stdin_read') falseReads++;
       await client.call(TerminalSignal, { ...ids, signal: 'SIGINT' });
-      const back = await send('', { submit: true, timeoutMs: 10_000 });
-      if (back.waitReason !== 'prompt') throw new Error(`B7: sleep 5 | cat was not interrupted (${back.waitReason})`);
+      await backAtPrompt(i);
     }
   } finally {
     await client.call(TerminalClose, ids);
@@ -68,7 +83,7 @@ export async function benchStdinRead(daemon: BenchDaemon): Promise<Figure[]> {
       target: 0,
       comparison: 'at-most',
       digits: 0,
-      note: `${TRIES} tries, each answered after 1 s of silence`,
+      note: `${TRIES} tries, each answered after 1 s of silence; ${retries} Enter(s) after SIGINT needed a retry`,
     },
   ];
 }
