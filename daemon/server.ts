@@ -122,6 +122,7 @@ async function startOwnedDaemon(
     log: options.log,
     graceMs: () => config.get().graceMs,
     idleCloseMs: () => config.get().terminalIdleCloseMs,
+    keepExited: () => config.get().maxTerminalsPerSession,
   });
   // Terminals a crashed daemon left open are listed exited; their processes die in the background.
   terminals.restore();

@@ -101,7 +101,7 @@ export const terminalHandlers = [
     if (terminal instanceof ExecdError) return terminal;
     if (params.view === 'screen') {
       const end = terminal.scrollback.end;
-      const text = terminal.running || terminal.pid > 0 ? await terminal.screen.render().catch(() => '') : '';
+      const text = await terminal.renderScreen().catch(() => '');
       return { text, offset: end, nextOffset: end, droppedBytes: 0, terminal: terminal.snapshot() };
     }
     const maxBytes = params.maxBytes ?? ctx.daemon.config.get().maxOutputBytes;

@@ -58,11 +58,21 @@ export function replayTerminalJournal(text: string): TerminalJournalState {
   return { nextNumber, records: [...records.values()] };
 }
 
+/** Appends before a compaction is considered at all. */
+const COMPACT_MIN_ENTRIES = 1_000;
+/** Compact once appends outnumber the records this many times. */
+const COMPACT_RATIO = 4;
+
 /** The open journal of a running daemon. */
 export class TerminalJournal {
   private fd: number | undefined;
+  private appended = 0;
 
-  constructor(readonly path: string) {}
+  /** `current`: the table's state now, for compaction when the history has grown well past it. */
+  constructor(
+    readonly path: string,
+    private readonly current: () => TerminalJournalState,
+  ) {}
 
   /** Reads what a previous daemon left (a missing file is an empty state). */
   load(): TerminalJournalState {
@@ -81,6 +91,7 @@ export class TerminalJournal {
     renameSync(tmp, this.path);
     if (this.fd !== undefined) closeSync(this.fd);
     this.fd = openSync(this.path, 'a', 0o600);
+    this.appended = 0;
   }
 
   /** Appends one entry synchronously (dropped once closed). */
@@ -89,6 +100,10 @@ export class TerminalJournal {
     const line = Buffer.from(`${JSON.stringify(entry)}\n`);
     let done = 0;
     while (done < line.length) done += writeSync(this.fd, line, done, line.length - done);
+    this.appended += 1;
+    if (this.appended < COMPACT_MIN_ENTRIES) return;
+    const state = this.current();
+    if (this.appended >= COMPACT_RATIO * Math.max(1, state.records.length)) this.rewrite(state);
   }
 
   /** Closes the journal. */

@@ -22,6 +22,8 @@ export interface TerminalTableDeps {
   log: Logger;
   graceMs: () => number;
   idleCloseMs: () => number;
+  /** Exited terminals a session keeps listed (`maxTerminalsPerSession`); older ones are forgotten. */
+  keepExited: () => number;
 }
 
 /** Every terminal of the daemon, running or exited-and-still-listed. */
@@ -36,7 +38,10 @@ export class TerminalTable {
   private nextNumber = 1;
 
   constructor(private readonly deps: TerminalTableDeps) {
-    this.journal = new TerminalJournal(deps.journalPath);
+    this.journal = new TerminalJournal(deps.journalPath, () => ({
+      nextNumber: this.nextNumber,
+      records: this.list().map((terminal) => toRecord(terminal)),
+    }));
   }
 
   /**
@@ -178,6 +183,13 @@ export class TerminalTable {
     const params = { sessionId: terminal.setup.ownerSession, terminal: terminal.snapshot() };
     for (const holder of this.deps.sessions.holdersOf(terminal.setup.ownerSession))
       holder.notify(TerminalExited, params);
+    this.pruneExited(terminal.setup.ownerSession);
+  }
+
+  /** Forgets the oldest exited terminals of a session past `keepExited`, so their scrollback does not pile up. */
+  private pruneExited(sessionId: string): void {
+    const exited = this.list(sessionId).filter((terminal) => !terminal.running);
+    for (const terminal of exited.slice(0, Math.max(0, exited.length - this.deps.keepExited()))) this.forget(terminal);
   }
 
   /** Closes the terminal once it saw no send, write or attach for `terminalIdleCloseMs` and nothing runs in its foreground. */
@@ -227,6 +239,16 @@ function toRecord(terminal: Terminal): TerminalRecord {
     cols: terminal.cols,
     rows: terminal.rows,
     startedAt: terminal.startedAt.toISOString(),
+    ...(terminal.exit
+      ? {
+          exit: {
+            exitCode: terminal.exit.exitCode,
+            signal: terminal.exit.signal,
+            ...(terminal.exit.detail === undefined ? {} : { detail: terminal.exit.detail }),
+            exitedAt: (terminal.exitedAt ?? new Date()).toISOString(),
+          },
+        }
+      : {}),
   };
 }
 

@@ -61,7 +61,10 @@ export class Terminal {
   readonly setup: TerminalSetup;
   readonly startedAt = new Date();
   readonly scrollback: Scrollback;
-  readonly screen: Screen;
+  /** The emulated screen, created and fed on demand (see `renderScreen`). */
+  private screen: Screen | undefined;
+  /** Stream offset up to which the screen has been fed. */
+  private screenFed = 0;
   pid = 0;
   /** Start time of the program's process (clock ticks), for the journal and recovery. */
   procStartTime: number | undefined;
@@ -97,7 +100,6 @@ export class Terminal {
     this.cols = setup.cols;
     this.rows = setup.rows;
     this.scrollback = new Scrollback(setup.scrollbackBytes);
-    this.screen = new Screen(setup.cols, setup.rows);
     this.filter = setup.secret === undefined ? undefined : new MarkerFilter(setup.secret);
     this.exited = new Promise((resolve) => (this.markExited = resolve));
   }
@@ -164,9 +166,11 @@ export class Terminal {
 
   /** Resizes the PTY and the emulated screen. */
   resize(cols: number, rows: number): void {
+    // What was printed before the resize is laid out at the old size, as a terminal would.
+    if (this.screen) this.feedScreen();
     this.cols = cols;
     this.rows = rows;
-    this.screen.resize(cols, rows);
+    this.screen?.resize(cols, rows);
     if (this.pty && this.running) this.pty.resize(cols, rows);
   }
 
@@ -209,7 +213,29 @@ export class Terminal {
    * exit only after its descriptor closed, and signalling its pid now could hit a reused pid.
    */
   dispose(): void {
-    this.screen.dispose();
+    this.screen?.dispose();
+    this.screen = undefined;
+  }
+
+  /**
+   * The current screen as text. The emulator is fed only here, with what was printed since the last
+   * render: a terminal nobody looks at costs no emulation, however much it prints. When the ring
+   * already dropped bytes the emulator has not seen, it starts over from the ring's oldest byte.
+   */
+  async renderScreen(): Promise<string> {
+    this.feedScreen();
+    return this.screen!.render();
+  }
+
+  private feedScreen(): void {
+    if (!this.screen || this.screenFed < this.scrollback.start) {
+      this.screen?.dispose();
+      this.screen = new Screen(this.cols, this.rows);
+      this.screenFed = this.scrollback.start;
+    }
+    const { bytes } = this.scrollback.rawFrom(this.screenFed);
+    if (bytes.length > 0) this.screen.write(Buffer.from(bytes));
+    this.screenFed = this.scrollback.end;
   }
 
   /** What `terminal/list` and every result report. */
@@ -267,7 +293,6 @@ export class Terminal {
     const off = bytes.lastIndexOf(PASTE_OFF);
     if (on !== off) this.bracketedPaste = on > off;
     this.scrollback.append(bytes);
-    this.screen.write(bytes);
     for (const listener of [...this.outputListeners]) listener(bytes, offset);
     this.notifyViewers();
   }

@@ -126,4 +126,20 @@ describe('terminal events and edges', () => {
     expect(result.output).toContain('begun');
     expect((await client.call(TerminalRun, { ...p, command: 'echo ok' })).output).toBe('ok\n');
   });
+
+  test('a session keeps at most maxTerminalsPerSession exited terminals listed', async () => {
+    const daemon = await startDaemon({ config: { maxTerminalsPerSession: 2 } });
+    const client = await daemon.session('s1');
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const { terminal } = await client.call(TerminalOpen, { sessionId: 's1', argv: ['cat'] });
+      ids.push(terminal.id);
+      await client.call(TerminalSend, { sessionId: 's1', terminalId: terminal.id, text: '\x04' });
+    }
+    const listed = await waitFor(async () => {
+      const all = await client.call(TerminalList, { sessionId: 's1' });
+      return all.length === 2 && all.every((terminal) => terminal.status === 'exited') ? all : undefined;
+    }, 'the oldest exited terminal to be forgotten');
+    expect(listed.map((terminal) => terminal.id)).toEqual(ids.slice(1));
+  });
 });

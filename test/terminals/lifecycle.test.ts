@@ -123,6 +123,23 @@ describe('terminal lifecycle', () => {
     expect(status.processes).toBeGreaterThanOrEqual(2);
   });
 
+  test('terminals count against maxProcesses', async () => {
+    const daemon = await startDaemon({ config: { maxProcesses: 1 } });
+    const client = await daemon.session('s1');
+    await client.call(TerminalOpen, { sessionId: 's1' });
+    await expect(client.run({ sessionId: 's1', command: 'true' })).rejects.toMatchObject({
+      errorName: 'LIMIT_EXCEEDED',
+      message: 'maxProcesses limit reached (1)',
+    });
+    await expect(client.call(TerminalOpen, { sessionId: 's1' })).rejects.toMatchObject({
+      errorName: 'LIMIT_EXCEEDED',
+      message: 'maxProcesses limit reached (1)',
+    });
+    const other = await daemon.session('s2');
+    expect((await other.call(TerminalList, { all: true })).map((terminal) => terminal.ownerSession)).toEqual(['s1']);
+    expect(await other.call(TerminalList, { sessionId: 's2' })).toEqual([]);
+  });
+
   test('bad input gets a clear error and changes nothing', async () => {
     const { client, sessionId, terminalId, run } = await shellFixture({ config: { maxStdinBytes: 1_000 } });
     const rejects = (promise: Promise<unknown>, errorName: string, message: RegExp) =>

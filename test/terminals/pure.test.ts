@@ -1,10 +1,13 @@
 /** Unit tests of the terminal's pure pieces: the private marker filter, CR LF, the stdin-wait rule, the journal, the ring. */
-import { describe, expect, test } from 'vitest';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, onTestFinished, test } from 'vitest';
 import { CrlfStream, crlfToLf } from '../../daemon/terminals/crlf.js';
 import { ansiCQuote, MarkerFilter, parseMarker, runLine, type FilteredPiece } from '../../daemon/terminals/markers.js';
 import { Scrollback } from '../../daemon/terminals/scrollback.js';
 import { StdinWaitDetector } from '../../daemon/terminals/stdin-wait.js';
-import { replayTerminalJournal } from '../../daemon/terminals/terminal-journal.js';
+import { replayTerminalJournal, TerminalJournal } from '../../daemon/terminals/terminal-journal.js';
 
 const SECRET = 'abc123';
 
@@ -120,6 +123,35 @@ describe('terminal journal', () => {
     expect(state.nextNumber).toBe(6);
     expect(state.records).toHaveLength(1);
     expect(state.records[0]!.exit?.exitCode).toBe(0);
+  });
+});
+
+describe('terminal journal compaction', () => {
+  test('a history far longer than the table is rewritten to the table', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'execd-journal-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    const path = join(dir, 'terminals.journal');
+    const record = {
+      id: 'term-7',
+      n: 7,
+      sessionId: 's',
+      argv: ['bash'],
+      cwd: '/',
+      pid: 1,
+      cols: 80,
+      rows: 24,
+      startedAt: 'x',
+    };
+    let next = 8;
+    const journal = new TerminalJournal(path, () => ({ nextNumber: next, records: [record] }));
+    journal.rewrite({ nextNumber: next, records: [record] });
+    for (let i = 0; i < 2_000; i++) journal.append({ op: 'next', n: ++next });
+    journal.close();
+    const lines = readFileSync(path, 'utf8').trim().split('\n');
+    expect(lines.length).toBeLessThan(1_100);
+    const state = replayTerminalJournal(readFileSync(path, 'utf8'));
+    expect(state.nextNumber).toBe(next);
+    expect(state.records.map((r) => r.id)).toEqual(['term-7']);
   });
 });
 
