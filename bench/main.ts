@@ -7,6 +7,9 @@ import { benchSpill, SPILL_CONFIG } from './b2-spill.js';
 import { benchConcurrency } from './b3-concurrency.js';
 import { benchJobs } from './b4-jobs.js';
 import { benchCli } from './b5-cli.js';
+import { benchTerminalLatency } from './b6-terminal-latency.js';
+import { benchStdinRead } from './b7-stdin-read.js';
+import { benchTerminalRss } from './b8-terminal-rss.js';
 import { runCleanups } from './cleanup.js';
 import { startBenchDaemon, type BenchDaemon } from './daemon.js';
 import { readMemory } from './proc-stats.js';
@@ -19,9 +22,12 @@ const BENCHES: ReadonlyArray<[string, (daemon: BenchDaemon) => Promise<Figure[]>
   ['B3', benchConcurrency],
   ['B4', benchJobs],
   ['B5', benchCli],
+  ['B6', benchTerminalLatency],
+  ['B7', benchStdinRead],
+  ['B8', benchTerminalRss],
 ];
 
-/** `npm run bench -- B2 B5` measures only those figures (for profiling one of them). */
+/** `npm run bench -- B6 B7 B8` measures only those figures (for profiling one of them). */
 const only = process.argv.slice(2).map((id) => id.toUpperCase());
 
 async function main(): Promise<void> {

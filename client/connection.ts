@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { connect as netConnect, type Socket } from 'node:net';
 import { join } from 'node:path';
-import type { Disposable, MessageConnection } from 'vscode-jsonrpc/node.js';
+import type { Disposable, MessageConnection, NotificationType } from 'vscode-jsonrpc/node.js';
 import { errorNameOf, type ErrorName } from '../protocol/errors.js';
 import { CancellationTokenSource, ErrorCodes as RpcErrorCodes, ResponseError } from '../protocol/jsonrpc.js';
 import {
@@ -79,9 +79,8 @@ let outputTokenCounter = 0;
 /** An authenticated connection to a daemon. */
 export class ExecdClient {
   private closed = false;
-  /** Subscribers of `job/exited`; see `onJobExited`. */
-  private readonly jobExitedListeners = new Set<(params: JobExitedParams) => void>();
-  private jobExitedHandler: Disposable | undefined;
+  /** Listeners per notification method: vscode-jsonrpc keeps one handler per method, so it fans out here. */
+  private readonly listeners = new Map<string, Set<(params: unknown) => void>>();
 
   constructor(
     readonly rpc: MessageConnection,
@@ -125,34 +124,27 @@ export class ExecdClient {
   }
 
   /**
-   * Subscribes to `job/exited` notifications. vscode-jsonrpc keeps one handler per notification
-   * method, so the client owns that one handler and fans each notice out to every subscriber
-   * (several sessions may share a connection); disposing a subscription removes only it.
+   * Subscribes to a notification. vscode-jsonrpc keeps one handler per notification method, so the
+   * client owns that one handler and fans each notice out to every listener (several sessions and
+   * tool sets may share a connection); disposing a subscription removes only it.
    */
-  onJobExited(listener: (params: JobExitedParams) => void): Disposable {
+  onNotification<P>(type: NotificationType<P>, listener: (params: P) => void): Disposable {
+    let listeners = this.listeners.get(type.method);
+    if (!listeners) {
+      const fanOut = new Set<(params: unknown) => void>();
+      this.rpc.onNotification(type, (params: P) => fanOutTo(fanOut, params));
+      this.listeners.set(type.method, fanOut);
+      listeners = fanOut;
+    }
     // A wrapper per subscription: the same function subscribed twice is two subscriptions.
-    const subscriber = (params: JobExitedParams) => listener(params);
-    this.jobExitedListeners.add(subscriber);
-    this.jobExitedHandler ??= this.rpc.onNotification(JobExited, (params) => this.fanOutJobExited(params));
-    return {
-      dispose: () => {
-        this.jobExitedListeners.delete(subscriber);
-      },
-    };
+    const entry = (params: unknown) => listener(params as P);
+    listeners.add(entry);
+    return { dispose: () => listeners.delete(entry) };
   }
 
-  /** Calls every subscriber; one that throws does not keep the notice from the others. */
-  private fanOutJobExited(params: JobExitedParams): void {
-    let failure: unknown;
-    for (const subscriber of [...this.jobExitedListeners]) {
-      try {
-        subscriber(params);
-      } catch (error) {
-        failure ??= error;
-      }
-    }
-    // vscode-jsonrpc catches and logs what a notification handler throws.
-    if (failure !== undefined) throw failure;
+  /** Subscribes to `job/exited` notifications. */
+  onJobExited(listener: (params: JobExitedParams) => void): Disposable {
+    return this.onNotification(JobExited, listener);
   }
 
   /**
@@ -185,6 +177,20 @@ export class ExecdClient {
     this.socket.end();
     this.socket.destroy();
   }
+}
+
+/** Calls every listener; one that throws does not keep the notice from the others. */
+function fanOutTo(listeners: Set<(params: unknown) => void>, params: unknown): void {
+  let failure: unknown;
+  for (const listener of [...listeners]) {
+    try {
+      listener(params);
+    } catch (error) {
+      failure ??= error;
+    }
+  }
+  // vscode-jsonrpc catches and logs what a notification handler throws.
+  if (failure !== undefined) throw failure;
 }
 
 /** Reads the token: `EXECD_TOKEN`, else `<stateDir>/token`. */

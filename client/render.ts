@@ -48,7 +48,7 @@ export function escalationHintLine(targets: readonly SandboxMode[]): string {
 }
 
 /** Appends `line` on a line of its own. */
-function appendLine(text: string, line: string): string {
+export function appendLine(text: string, line: string): string {
   return text.length === 0 || text.endsWith('\n') ? text + line : `${text}\n${line}`;
 }
 
@@ -92,7 +92,7 @@ function appendSandboxLines(text: string, sandbox: SandboxReport | undefined, op
  * Appends the exit marker; when there is none (exit 0) but the text's last line looks like one,
  * appends `[exit code: 0]` so that `parseExitStatus` consumes the renderer's line, not the command's.
  */
-function appendExitMarker(text: string, facts: ExitFacts): string {
+export function appendExitMarker(text: string, facts: ExitFacts): string {
   const marker = exitMarker(facts);
   if (marker) return appendLine(text, marker);
   if (endsWithMarkerLookalike(text)) return appendLine(text, `[exit code: ${facts.exitCode ?? 0}]`);

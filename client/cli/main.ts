@@ -57,6 +57,14 @@ const COMMANDS: Record<string, Command> = {
     summary: 'release every ended job (--all: of every session)',
     load: async () => import('./clean.js').then((m) => ({ help: m.CLEAN_HELP, run: m.cleanCommand })),
   },
+  term: {
+    summary: 'open, list, send to, read and close terminals (execd term --help)',
+    load: async () => import('./term.js').then((m) => ({ help: m.TERM_HELP, run: m.termCommand })),
+  },
+  attach: {
+    summary: 'join this terminal to a daemon terminal (Ctrl-] detaches)',
+    load: async () => import('./attach.js').then((m) => ({ help: m.ATTACH_HELP, run: m.attachCommand })),
+  },
   status: {
     summary: "show the daemon's state",
     load: async () => import('./status.js').then((m) => ({ help: m.STATUS_HELP, run: m.statusCommand })),
@@ -133,7 +141,8 @@ async function main(argv: string[]): Promise<number> {
   }
   exitAtOnce = name === 'serve';
   const command = await COMMANDS[name]!.load();
-  if (asksForHelp(args)) {
+  // A command group (`term`) answers `--help` of its subcommands itself.
+  if (asksForHelp(args) && !(name === 'term' && args[0] !== undefined && !args[0].startsWith('-'))) {
     process.stdout.write(command.help);
     return 0;
   }

@@ -26,16 +26,25 @@ export function describeValue(value: unknown): string {
 }
 
 /** A required string that must not be empty or whitespace only. */
-function nonEmptyString(z: Zod, field: string) {
+export function nonEmptyString(z: Zod, field: string) {
   const message = `invalid ${field}: expected a non-empty string`;
   return z.string({ error: message }).refine((value) => value.trim().length > 0, { error: message });
 }
 
+/** A positive number named `field`, e.g. `invalid timeoutMs: expected a positive number, got -5`. */
+export function positiveNumberArg(z: Zod, field: string) {
+  const message = (issue: { input?: unknown }) =>
+    `invalid ${field}: expected a positive number, got ${describeValue(issue.input)}`;
+  return z.number({ error: message }).positive({ error: message });
+}
+
+/** The error of arguments that are not an object. */
+export const notAnObject = (issue: { input?: unknown }) =>
+  `invalid arguments: expected an object, got ${describeValue(issue.input)}`;
+
 /** The parameter groups a configuration combines; built on first use (see `protocol/zod.ts`). */
-const shapes = lazySchema((z) => {
-  const timeoutMs = z
-    .number({ error: (issue) => `invalid timeoutMs: expected a positive number, got ${describeValue(issue.input)}` })
-    .positive({ error: (issue) => `invalid timeoutMs: expected a positive number, got ${describeValue(issue.input)}` });
+export const shapes = lazySchema((z) => {
+  const timeoutMs = positiveNumberArg(z, 'timeoutMs');
   return {
     /** The base parameters, offered in every configuration. */
     base: {
@@ -80,7 +89,7 @@ export function shellArgsSchema(config: ArgsConfig) {
       ...(config.background ? background : {}),
       ...(config.escalation ? escalation : {}),
     },
-    { error: (issue) => `invalid arguments: expected an object, got ${describeValue(issue.input)}` },
+    { error: notAnObject },
   );
 }
 
@@ -145,7 +154,7 @@ function checkEscalationPair(args: ShellArgs): string | undefined {
 export const jobArgsSchema = lazySchema((z) =>
   z.object(
     { job_id: nonEmptyString(z, 'job_id').describe('The id of a background job, e.g. bash-3.') },
-    { error: (issue) => `invalid arguments: expected an object, got ${describeValue(issue.input)}` },
+    { error: notAnObject },
   ),
 );
 

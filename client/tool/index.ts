@@ -19,6 +19,7 @@ import {
   type JobListDetails,
   type JobOutputDetails,
 } from './job-tools.js';
+import { createPersistentShellTool, type PersistentShellTool } from './persistent-shell.js';
 import { argsConfigOf, createShellTool, type ShellToolDetails } from './shell-tool.js';
 import type { JobNotice, ModelTool, SystemPromptSection, ToolSession } from './types.js';
 
@@ -44,12 +45,21 @@ export interface ShellToolsOptions {
    * `session.dshEnv.DSH_HOME`); default: `$DSH_HOME` of this process, else `~/.dsh`.
    */
   dshHome?: string;
+  /**
+   * Make `shell` the persistent `bash` (SPEC §9.2): one daemon terminal per agent session, kept
+   * across calls. It takes no `workdir` or `run_in_background`, so no job tools come with it.
+   */
+  persistent?: boolean;
+  /** Persistent `bash` only: silence after which a running command is reported (default 3000 ms). */
+  idleMs?: number;
+  /** Persistent `bash` only: replaces the description's opening sentences. */
+  persistentDescription?: string;
 }
 
 /** A session's tools, ready to register. */
 export interface ShellTools {
-  /** The shell tool: `bash`, or `pwsh` on Windows. */
-  shell: ModelTool<ShellToolDetails>;
+  /** The shell tool: `bash`, or `pwsh` on Windows; the persistent `bash` with `persistent: true`. */
+  shell: ModelTool<ShellToolDetails> | PersistentShellTool;
   /** Present when background runs are enabled. */
   jobOutput?: ModelTool<JobOutputDetails>;
   jobKill?: ModelTool<JobKillDetails>;
@@ -96,6 +106,21 @@ export async function createShellTools(options: ShellToolsOptions): Promise<Shel
     // Settlements no connection received while the harness was away.
     for (const job of opened.jobs) if (SETTLED.has(job.status) && !job.reported) notify(job);
   }
+  if (options.persistent) {
+    const shell = createPersistentShellTool({
+      client,
+      session,
+      idleMs: options.idleMs,
+      description: options.persistentDescription,
+    });
+    return {
+      shell,
+      tools: [shell] as ModelTool[],
+      systemPrompt: systemPromptSection(BASH_FLAVOR),
+      dshHome,
+      dispose: () => subscription.dispose(),
+    };
+  }
   const { escalation } = argsConfigOf(session, background, options.approveEscalation);
   const shell = createShellTool({ client, session, flavor, background, approveEscalation: options.approveEscalation });
   const jobOptions = { client, sessionId: session.id, escalation };
@@ -121,6 +146,14 @@ export async function createShellTools(options: ShellToolsOptions): Promise<Shel
 
 export { resolveWorkdir } from './workdir.js';
 export { resolveDshHome } from './dsh-home.js';
+export {
+  createTerminalTools,
+  type TerminalTools,
+  type TerminalToolsOptions,
+  type TerminalToolDetails,
+} from './terminal-tools.js';
+export type { PersistentShellTool, PersistentShellDetails } from './persistent-shell.js';
+export { TERMINAL_SYSTEM_PROMPT, PERSISTENT_DESCRIPTION_HEAD } from './terminal-description.js';
 export { shellArgsJsonSchema, validateShellArgs } from './args.js';
 export { BASH_FLAVOR, PWSH_FLAVOR, toolDescription, systemPromptSection } from './description.js';
 export { ESCALATION_TARGETS } from '../../protocol/sandbox.js';

@@ -12,6 +12,7 @@ const SUBCOMMANDS = [
   'wait',
   'kill',
   'release',
+  'attach',
   'status',
   'config',
   'stop',
@@ -34,6 +35,33 @@ describe('execd --help and usage errors', { timeout: 180_000 }, () => {
       expect(result.stdout).toMatch(/^Examples?:/m);
       expect(result.stderr).toBe('');
     });
+    expect(world.daemonPids()).toEqual([]);
+  });
+
+  it('prints usage for `execd term --help` and `--help` on every term subcommand, without starting a daemon', async () => {
+    const world = cliWorld();
+    const group = await world.run(['term', '--help']);
+    expect(group.code).toBe(0);
+    for (const name of ['open', 'list', 'send', 'read', 'close'])
+      expect(group.stdout).toMatch(new RegExp(`^  ${name} `, 'm'));
+    const results = await Promise.all(
+      ['open', 'list', 'send', 'read', 'close'].map((name) => world.run(['term', name, '--help'])),
+    );
+    results.forEach((result, i) => {
+      expect(result.code).toBe(0);
+      expect(result.stdout).toMatch(
+        new RegExp(`^usage: execd term ${['open', 'list', 'send', 'read', 'close'][i]}\\b`),
+      );
+      expect(result.stdout).toMatch(/^Examples?:/m);
+    });
+    const bad = await world.run(['term', 'bogus']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toBe("execd term: unknown subcommand 'bogus' (see 'execd term --help')\n");
+    const badId = await world.run(['term', 'close', 'bash-1']);
+    expect(badId.code).toBe(2);
+    expect(badId.stderr).toBe(
+      'execd term close: expected a terminal id such as term-1, got "bash-1" (see \'execd term close --help\')\n',
+    );
     expect(world.daemonPids()).toEqual([]);
   });
 

@@ -1,0 +1,295 @@
+/**
+ * The persistent `bash` (SPEC §9.2): one daemon terminal per agent session, opened on first use.
+ * A call runs its command with `terminal/run`; while an earlier command still runs (it waits for
+ * input, or went silent), the call's command is typed into it with `terminal/send` and the result
+ * covers what it printed since. Once the shell is gone (exit, kill, a timeout it did not survive),
+ * the result says so with the reset line and the next call opens a fresh shell in the workspace.
+ */
+import {
+  ConfigGet,
+  TerminalClose,
+  TerminalList,
+  TerminalOpen,
+  TerminalRead,
+  TerminalRun,
+  TerminalSend,
+  TerminalSignal,
+} from '../../protocol/methods.js';
+import type { TerminalRunResult, TerminalSendResult, TerminalSnapshot } from '../../protocol/terminal.js';
+import type { ExecdClient } from '../connection.js';
+import { plainTerminalText, renderPersistentResult, type PersistentOutcome } from '../terminal-render.js';
+import { jsonSchemaOf } from './args.js';
+import { persistentDescription } from './terminal-description.js';
+import { persistentArgsSchema, validatePersistentArgs, type PersistentArgs } from './terminal-args.js';
+import { callFailure, throwIfAborted, type CallFailure } from './failure.js';
+import type { ExecuteOptions, ModelTool, ToolResult, ToolSession } from './types.js';
+import { resolveWorkdir } from './workdir.js';
+
+/** The name of the persistent shell's terminal, by which a restarted harness finds it again. */
+export const PERSISTENT_SHELL_NAME = 'persistent bash';
+
+/** The default silence after which a running command is reported as still running. */
+export const DEFAULT_IDLE_MS = 3_000;
+
+/** The structured facts of a persistent `bash` call. */
+export type PersistentShellDetails =
+  | { kind: 'run'; terminalId: string; result: TerminalRunResult }
+  | { kind: 'typed'; terminalId: string; result: TerminalSendResult; interrupted?: boolean }
+  | { kind: 'reset'; terminalId: string; terminal?: TerminalSnapshot }
+  | { kind: 'invalid'; message: string }
+  | CallFailure;
+
+/** What the persistent `bash` is built from. */
+export interface PersistentShellOptions {
+  client: ExecdClient;
+  session: ToolSession;
+  /** Silence after which a running command is reported as still running (default 3000 ms). */
+  idleMs?: number;
+  /** Replaces the description's opening sentences. */
+  description?: string;
+}
+
+/** Where the agent's shell stands between calls. */
+type ShellState =
+  | { phase: 'none' }
+  /** At its prompt: the next call runs a command. */
+  | { phase: 'ready'; terminalId: string }
+  /** A command still runs: the next call is typed into it. `cursor`: where the model's view of the stream ends. */
+  | { phase: 'running'; terminalId: string; cursor: number }
+  /** An aborted call left it in an unknown state: the next call asks the daemon. */
+  | { phase: 'unknown'; terminalId: string };
+
+/** Error names that mean the terminal is no longer there (closed by idle close, lost in a daemon restart). */
+const GONE = new Set(['JOB_NOT_FOUND', 'FORBIDDEN']);
+
+/** The persistent `bash` tool with its per-session shell. */
+export interface PersistentShellTool extends ModelTool<PersistentShellDetails> {
+  /** The current terminal's id, if one is open. */
+  terminalId(): string | undefined;
+  /** Closes the shell's terminal (everything on it is killed). */
+  close(): Promise<void>;
+}
+
+/** Builds the persistent `bash` of a session. */
+export function createPersistentShellTool(options: PersistentShellOptions): PersistentShellTool {
+  const { client, session } = options;
+  const idleMs = options.idleMs ?? DEFAULT_IDLE_MS;
+  let state: ShellState = { phase: 'none' };
+  // The first call looks for the session's shell from an earlier harness run before opening one.
+  let adopted = false;
+  // Calls are serialised: the shell runs one command at a time, and a concurrent call would only
+  // meet TERMINAL_BUSY.
+  let queue: Promise<unknown> = Promise.resolve();
+
+  /** The daemon's effective timeout of a call and its grace, read only when a timeout needs rendering. */
+  async function effectiveTimeouts(requested: number | undefined): Promise<{ timeoutMs: number; graceMs: number }> {
+    const config = await client.call(ConfigGet, {});
+    return { timeoutMs: Math.min(requested ?? config.timeoutMs, config.maxTimeoutMs), graceMs: config.graceMs };
+  }
+
+  async function openShell(signal: AbortSignal | undefined): Promise<string> {
+    const opened = await client.call(
+      TerminalOpen,
+      { sessionId: session.id, name: PERSISTENT_SHELL_NAME, cwd: resolveWorkdir(undefined, session) },
+      { signal },
+    );
+    return opened.terminal.id;
+  }
+
+  /** What becomes of the shell after a call ended this way. */
+  function nextState(terminalId: string, outcome: PersistentOutcome, cursor: number): ShellState {
+    switch (outcome.state) {
+      case 'waiting_for_input':
+      case 'idle':
+        return { phase: 'running', terminalId, cursor };
+      case 'exited':
+        return { phase: 'none' };
+      case 'timed_out':
+        return outcome.interrupted ? { phase: 'ready', terminalId } : { phase: 'none' };
+      default:
+        return { phase: 'ready', terminalId };
+    }
+  }
+
+  async function runCommand(terminalId: string, args: PersistentArgs, signal: AbortSignal | undefined) {
+    const result = await client.call(
+      TerminalRun,
+      { sessionId: session.id, terminalId, command: args.command, timeoutMs: args.timeoutMs, idleMs },
+      { signal },
+    );
+    throwIfAborted(signal);
+    const outcome = await runOutcome(result, args.timeoutMs);
+    state = nextState(terminalId, outcome, result.cursor);
+    const text = renderPersistentResult({
+      output: result.output,
+      truncated: result.truncated,
+      spillPath: result.outputSpillPath,
+      outcome,
+    });
+    return { text, isError: false, details: { kind: 'run' as const, terminalId, result } };
+  }
+
+  async function runOutcome(result: TerminalRunResult, requestedTimeoutMs?: number): Promise<PersistentOutcome> {
+    switch (result.state) {
+      case 'completed':
+        return { state: 'completed', exitCode: result.exitCode ?? null };
+      case 'waiting_for_input':
+        return { state: 'waiting_for_input' };
+      case 'idle':
+        return { state: 'idle', idleMs };
+      case 'timed_out': {
+        const { timeoutMs } = await effectiveTimeouts(requestedTimeoutMs);
+        return { state: 'timed_out', timeoutMs, interrupted: result.interrupted === true };
+      }
+      case 'exited':
+        return exitedOutcome(result.terminal);
+    }
+  }
+
+  /**
+   * Types the call's command into the program that still runs. A timeout is handled like
+   * `terminal/run`'s: SIGINT to the foreground group; the shell is kept when its prompt comes back
+   * within `graceMs`, else the terminal is closed.
+   */
+  async function typeInto(
+    running: { terminalId: string; cursor: number },
+    args: PersistentArgs,
+    signal: AbortSignal | undefined,
+  ) {
+    const { terminalId } = running;
+    const send = (text: string, submit: boolean, timeoutMs?: number) =>
+      client.call(TerminalSend, { sessionId: session.id, terminalId, text, submit, idleMs, timeoutMs }, { signal });
+    // What the command printed since the last result (it may even have ended meanwhile) comes first;
+    // when that is more than one read holds, its tail (a read without offset), marked as cut.
+    const read = (offset?: number) =>
+      client.call(TerminalRead, { sessionId: session.id, terminalId, offset }, { signal });
+    let since = await read(running.cursor);
+    const cut = since.nextOffset < since.terminal.outputBytes || since.droppedBytes > 0;
+    if (cut) since = await read();
+    let result = await send(args.command, true, args.timeoutMs);
+    result = { ...result, output: since.text + result.output, truncated: result.truncated || cut };
+    throwIfAborted(signal);
+    let outcome: PersistentOutcome;
+    let interrupted: boolean | undefined;
+    switch (result.waitReason) {
+      case 'prompt':
+        // The command ended; its status is not part of a send's answer, so no exit marker is shown.
+        outcome = { state: 'completed', exitCode: null };
+        break;
+      case 'stdin_read':
+        outcome = { state: 'waiting_for_input' };
+        break;
+      case 'inferred_idle':
+        outcome = { state: 'idle', idleMs };
+        break;
+      case 'session_exit':
+        outcome = exitedOutcome(result.terminal);
+        break;
+      case 'timeout': {
+        const { timeoutMs, graceMs } = await effectiveTimeouts(args.timeoutMs);
+        // The wait starts before the signal (requests are handled in order), so the prompt that
+        // the SIGINT brings back is seen as arriving after it.
+        const waited = send('', false, graceMs);
+        await client.call(TerminalSignal, { sessionId: session.id, terminalId, signal: 'SIGINT' }, { signal });
+        const after = await waited;
+        throwIfAborted(signal);
+        interrupted = after.waitReason === 'prompt';
+        if (!interrupted && after.terminal.status === 'running')
+          await client.call(TerminalClose, { sessionId: session.id, terminalId }, { signal });
+        result = { ...after, output: result.output + after.output, truncated: result.truncated || after.truncated };
+        outcome = { state: 'timed_out', timeoutMs, interrupted };
+        break;
+      }
+    }
+    state = nextState(terminalId, outcome, result.cursor);
+    const output = plainTerminalText(result.output);
+    const text = renderPersistentResult({ output, truncated: result.truncated, outcome });
+    return { text, isError: false, details: { kind: 'typed' as const, terminalId, result, interrupted } };
+  }
+
+  /** A running persistent shell this session already has (the harness restarted), if any. */
+  async function findEarlierShell(signal: AbortSignal | undefined): Promise<string | undefined> {
+    const list = await client.call(TerminalList, { sessionId: session.id }, { signal });
+    return list.find((item) => item.name === PERSISTENT_SHELL_NAME && item.status === 'running' && !item.busy)?.id;
+  }
+
+  /** After an aborted call: whether a command still holds the terminal. */
+  async function settleUnknown(terminalId: string, signal: AbortSignal | undefined): Promise<ShellState> {
+    const terminal = await snapshotOf(terminalId, signal);
+    if (!terminal || terminal.status === 'exited') return { phase: 'none' };
+    return terminal.foreground
+      ? { phase: 'running', terminalId, cursor: terminal.outputBytes }
+      : { phase: 'ready', terminalId };
+  }
+
+  async function snapshotOf(terminalId: string, signal: AbortSignal | undefined) {
+    const list = await client.call(TerminalList, { sessionId: session.id }, { signal });
+    return list.find((item) => item.id === terminalId);
+  }
+
+  /** The answer when the shell turned out to be gone before the call could use it. */
+  function resetResult(terminalId: string, terminal?: TerminalSnapshot): ToolResult<PersistentShellDetails> {
+    state = { phase: 'none' };
+    const outcome = terminal ? exitedOutcome(terminal) : { state: 'exited' as const, exitCode: null, signal: null };
+    return {
+      text: renderPersistentResult({ output: '', truncated: false, outcome }),
+      isError: false,
+      details: { kind: 'reset', terminalId, terminal },
+    };
+  }
+
+  async function call(raw: unknown, signal: AbortSignal | undefined): Promise<ToolResult<PersistentShellDetails>> {
+    throwIfAborted(signal);
+    const validated = validatePersistentArgs(raw);
+    if (!validated.ok)
+      return { text: validated.message, isError: true, details: { kind: 'invalid', message: validated.message } };
+    const args = validated.args;
+    let terminalId: string | undefined;
+    try {
+      if (!adopted) {
+        adopted = true;
+        const earlier = await findEarlierShell(signal);
+        if (earlier && state.phase === 'none') state = { phase: 'unknown', terminalId: earlier };
+      }
+      if (state.phase === 'unknown') state = await settleUnknown(state.terminalId, signal);
+      if (state.phase === 'none') state = { phase: 'ready', terminalId: await openShell(signal) };
+      terminalId = state.terminalId;
+      return state.phase === 'running'
+        ? await typeInto(state, args, signal)
+        : await runCommand(terminalId, args, signal);
+    } catch (error) {
+      if (signal?.aborted) {
+        if (state.phase !== 'none') state = { phase: 'unknown', terminalId: state.terminalId };
+        throwIfAborted(signal);
+      }
+      const failure = callFailure(error);
+      if (terminalId !== undefined && GONE.has(failure.details.errorName)) return resetResult(terminalId);
+      return failure;
+    }
+  }
+
+  const execute = (raw: unknown, { signal }: ExecuteOptions = {}) => {
+    const next = queue.then(() => call(raw, signal));
+    queue = next.catch(() => undefined);
+    return next;
+  };
+
+  return {
+    name: 'bash',
+    description: persistentDescription(options.description),
+    inputSchema: jsonSchemaOf(persistentArgsSchema()),
+    execute,
+    terminalId: () => (state.phase === 'none' ? undefined : state.terminalId),
+    async close() {
+      const current = state;
+      state = { phase: 'none' };
+      if (current.phase !== 'none')
+        await client.call(TerminalClose, { sessionId: session.id, terminalId: current.terminalId });
+    },
+  };
+}
+
+/** The `exited` outcome from the snapshot of a terminal whose program ended. */
+function exitedOutcome(terminal: TerminalSnapshot): PersistentOutcome {
+  return { state: 'exited', exitCode: terminal.exitCode, signal: terminal.signal, detail: terminal.detail };
+}
