@@ -143,16 +143,16 @@ export class ExecdClient {
 
   /** Calls every subscriber; one that throws does not keep the notice from the others. */
   private fanOutJobExited(params: JobExitedParams): void {
-    let failure: unknown;
+    let failure: Error | undefined;
     for (const subscriber of [...this.jobExitedListeners]) {
       try {
         subscriber(params);
       } catch (error) {
-        failure ??= error;
+        failure ??= error instanceof Error ? error : new Error(`a job/exited listener threw ${String(error)}`);
       }
     }
     // vscode-jsonrpc catches and logs what a notification handler throws.
-    if (failure !== undefined) throw failure;
+    if (failure) throw failure;
   }
 
   /**
