@@ -181,16 +181,16 @@ export class ExecdClient {
 
 /** Calls every listener; one that throws does not keep the notice from the others. */
 function fanOutTo(listeners: Set<(params: unknown) => void>, params: unknown): void {
-  let failure: unknown;
+  let failure: Error | undefined;
   for (const listener of [...listeners]) {
     try {
       listener(params);
     } catch (error) {
-      failure ??= error;
+      failure ??= error instanceof Error ? error : new Error(`a notification listener threw ${String(error)}`);
     }
   }
   // vscode-jsonrpc catches and logs what a notification handler throws.
-  if (failure !== undefined) throw failure;
+  if (failure) throw failure;
 }
 
 /** Reads the token: `EXECD_TOKEN`, else `<stateDir>/token`. */

@@ -111,7 +111,8 @@ export class ClientConnection implements SessionHolder {
     const message = `no initialize within handshakeTimeoutMs (${handshakeMs})`;
     this.daemon.log.warn({ conn: this.id, reason: message }, 'connection dropped');
     const error = toResponseError(new ExecdError('UNAUTHORIZED', message));
-    void this.writer.write({ jsonrpc: '2.0', id: null, error: error.toJson() } as Message);
+    // A farewell that cannot be written changes nothing: the connection closes either way.
+    this.writer.write({ jsonrpc: '2.0', id: null, error: error.toJson() } as Message).catch(() => {});
     this.close();
     this.socket.pause();
   }

@@ -66,8 +66,10 @@ function openReported(path: string, sessionId: string): { fd: number; size: numb
   }
   let fd: number;
   try {
-    // Windows has no O_NOFOLLOW: there the identity check below is what refuses a file swapped in.
-    fd = openSync(path, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0));
+    // Windows has no O_NOFOLLOW (nor O_NONBLOCK), whatever the types say: there the identity check
+    // below is what refuses a file swapped in.
+    const { O_NOFOLLOW = 0, O_NONBLOCK = 0 } = constants as Partial<typeof constants>;
+    fd = openSync(path, constants.O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return removed(path);

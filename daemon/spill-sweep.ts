@@ -140,7 +140,7 @@ export class SpillSweeper implements SpillUsage {
         this.running = undefined;
         if (this.again && !this.stopped) {
           this.again = false;
-          void this.sweep();
+          this.sweepInBackground();
         }
       });
     return this.running;

@@ -115,7 +115,8 @@ export const DEFAULT_CONFIG: Config = Object.freeze({
 /** `base` with `patch` applied: later wins, and a `null` (an optional field such as `cwd`) removes the field. */
 export function mergeConfigPatch(base: object, patch: ConfigPatch): Record<string, unknown> {
   const merged: Record<string, unknown> = { ...base };
-  for (const [key, value] of Object.entries(patch)) {
+  // `unknown`: a key may be present with the value undefined, which the inferred value type omits.
+  for (const [key, value] of Object.entries<unknown>(patch)) {
     if (value === null) delete merged[key];
     else if (value !== undefined) merged[key] = value;
   }

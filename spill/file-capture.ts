@@ -9,7 +9,7 @@
  * (complete from byte 0) as its `spillPath`; one past `maxSpillBytes` loses the file and keeps only
  * the tail.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, constants, fstatSync, ftruncateSync, openSync, readSync, statfsSync, unlinkSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { CollectedOutput } from '../protocol/types.js';
@@ -83,13 +83,18 @@ const FILLED_UP = "the capture file's file system filled up during the run; outp
 /** Frees the first `length` bytes of an open file, keeping its size (holes read as zeros). */
 function punchFront(fd: number, length: number): Promise<boolean> {
   return new Promise((resolve) => {
-    const child = spawn(
-      'fallocate',
-      ['--punch-hole', '--offset', '0', '--length', String(length), `/proc/${process.pid}/fd/${fd}`],
-      {
-        stdio: 'ignore',
-      },
-    );
+    let child: ChildProcess;
+    try {
+      child = spawn(
+        'fallocate',
+        ['--punch-hole', '--offset', '0', '--length', String(length), `/proc/${process.pid}/fd/${fd}`],
+        { stdio: 'ignore' },
+      );
+    } catch {
+      // spawn throws for some failures (ENOMEM, for one) rather than emit 'error'.
+      resolve(false);
+      return;
+    }
     child.once('error', () => resolve(false));
     child.once('exit', (code) => resolve(code === 0));
   });
@@ -209,8 +214,8 @@ export class FileCapture {
         // Only a bad descriptor fails here, and it is closed either way.
       }
     };
-    // `punch` never rejects (punchFront resolves false on any failure).
-    if (this.punch) void this.punch.then(close);
+    // `punch` never rejects (punchFront resolves false on any failure); the descriptor closes either way.
+    if (this.punch) this.punch.then(close, close);
     else close();
   }
 

@@ -38,8 +38,8 @@ export const cleanCommand: CommandRunner = async (argv, globals) => {
   });
   const result = await withClient(endpointOf(values, globals), async (client) => {
     if (values.all) return client.call(JobClean, { all: true });
-    await openSession(client, values.session!);
-    return client.call(JobClean, { sessionId: values.session! });
+    await openSession(client, values.session);
+    return client.call(JobClean, { sessionId: values.session });
   });
   if (values.json) process.stdout.write(`${JSON.stringify(result)}\n`);
   else {

@@ -33,8 +33,9 @@ function endAfterCleanups(code: number): void {
   ending = true;
   const pending = [...cleanups].map((cleanup) => Promise.resolve().then(cleanup));
   const limit = new Promise((resolve) => setTimeout(resolve, CLEANUP_LIMIT_MS).unref());
-  // allSettled never rejects; the exit happens whatever the cleanups did.
-  void Promise.race([Promise.allSettled(pending), limit]).then(() => process.exit(code));
+  // Neither allSettled nor the limit rejects; were one to, the CLI would still exit.
+  const exit = () => process.exit(code);
+  Promise.race([Promise.allSettled(pending), limit]).then(exit, exit);
 }
 
 /**

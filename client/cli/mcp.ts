@@ -53,7 +53,7 @@ export const mcpCommand: CommandRunner = async (argv, globals) => {
   };
   const tools = await createShellTools({
     client,
-    session: { id: values.session!, cwd: resolve(values.workdir ?? process.cwd()) },
+    session: { id: values.session, cwd: resolve(values.workdir ?? process.cwd()) },
     onJobExited: (notice) => (server ? tell(notice.text) : notices.push(notice.text)),
   });
   server = createToolServer(

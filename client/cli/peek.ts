@@ -44,7 +44,7 @@ export const peekCommand: CommandRunner = async (argv, globals) => {
     strict: true,
   });
   const jobId = jobIdArgument('peek', positionals);
-  const sessionId = values.session!;
+  const sessionId = values.session;
   const next = {
     stdout: offset('--stdout-offset', values['stdout-offset']) ?? 0,
     stderr: offset('--stderr-offset', values['stderr-offset']) ?? 0,

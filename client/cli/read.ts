@@ -113,11 +113,11 @@ export const readCommand: CommandRunner = async (argv, globals) => {
     strict: true,
   });
   const jobId = jobIdArgument('read', positionals);
-  const sessionId = values.session!;
-  const json = values.json!;
+  const sessionId = values.session;
+  const json = values.json;
   return inSession(endpointOf(values, globals), sessionId, async (client) => {
     if (!values.follow) {
-      printRead(await client.call(JobRead, { sessionId, jobId }), json, values.merged!);
+      printRead(await client.call(JobRead, { sessionId, jobId }), json, values.merged);
       return 0;
     }
     const job = values.merged

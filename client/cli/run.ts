@@ -124,17 +124,17 @@ export const runCommand: CommandRunner = async (argv, globals) => {
   if (positionals.length === 0) throw usageError('run', 'missing COMMAND (usage: execd run -- COMMAND...)');
   if (values.json && values.render) throw usageError('run', '--json and --render exclude each other');
   const timeoutMs = parseMs('run', '--timeout', values.timeout);
-  const env = parseEnvPairs(values.env!, 'run');
+  const env = parseEnvPairs(values.env, 'run');
   const client = await connectOrStart(endpointOf(values, globals));
   try {
     const stdin = values['no-stdin'] ? undefined : await stdinForRun(client);
     const command = commandFromWords(positionals, client.info.capabilities.shell);
-    await openSession(client, values.session!);
+    await openSession(client, values.session);
     const controller = new AbortController();
     process.once('SIGINT', () => controller.abort());
     const streaming = !values.json && !values.render;
     const running = client.run(
-      { sessionId: values.session!, command, workdir: values.workdir ?? process.cwd(), timeoutMs, env, stdin },
+      { sessionId: values.session, command, workdir: values.workdir ?? process.cwd(), timeoutMs, env, stdin },
       {
         signal: controller.signal,
         onOutput: streaming ? (progress) => writeThrough(client, progress) : undefined,

@@ -56,7 +56,7 @@ export const serveCommand: CommandRunner = async (argv) => {
       `--idle-exit-ms must be a non-negative number of milliseconds, got ${JSON.stringify(values['idle-exit-ms'])}`,
     );
   }
-  const configFlags = parseConfigPairs(values.config!, 'serve', '--config');
+  const configFlags = parseConfigPairs(values.config, 'serve', '--config');
   if (values.sandbox !== undefined) {
     const mode = sandboxModeSchema().safeParse(values.sandbox);
     if (!mode.success)

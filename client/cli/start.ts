@@ -42,8 +42,8 @@ export const startCommand: CommandRunner = async (argv, globals) => {
     strict: true,
   });
   if (positionals.length === 0) throw usageError('start', 'missing COMMAND (usage: execd start -- COMMAND...)');
-  const env = parseEnvPairs(values.env!, 'start');
-  const sessionId = values.session!;
+  const env = parseEnvPairs(values.env, 'start');
+  const sessionId = values.session;
   const { started, failed } = await inSession(endpointOf(values, globals), sessionId, async (client) => {
     const command = commandFromWords(positionals, client.info.capabilities.shell);
     const workdir = values.workdir ?? process.cwd();

@@ -54,7 +54,9 @@ export function describeValue(value: unknown): string {
   if (value === undefined) return 'undefined';
   if (typeof value === 'function' || typeof value === 'symbol' || typeof value === 'bigint') return String(value);
   try {
-    return JSON.stringify(value) ?? String(value);
+    // Its type says string, but a value whose toJSON gives undefined stringifies to undefined.
+    const json = JSON.stringify(value) as string | undefined;
+    return json ?? Object.prototype.toString.call(value);
   } catch {
     return Object.prototype.toString.call(value);
   }

@@ -84,7 +84,15 @@ function signalFollowers(pgid: number, signal: NodeJS.Signals): void {
     signalGroup(pgid, signal);
     return;
   }
-  for (const pid of liveGroupMembers(pgid)) {
+  let members: number[];
+  try {
+    members = liveGroupMembers(pgid);
+  } catch {
+    // /proc cannot be listed (no descriptor left): the leader is signalled too rather than nobody.
+    signalGroup(pgid, signal);
+    return;
+  }
+  for (const pid of members) {
     if (pid === pgid) continue;
     try {
       process.kill(pid, signal);

@@ -107,9 +107,8 @@ function start(id: number, order: SpawnOrder): void {
   });
 }
 
-process.on('message', (message: ToSpawner) => {
-  if (message.t === 'spawn') start(message.id, message.order);
-});
+// The daemon sends nothing but spawn orders.
+process.on('message', (message: ToSpawner) => start(message.id, message.order));
 
 // Signals meant for the daemon (a terminal's Ctrl-C reaches the whole group) are the daemon's to
 // act on: it kills the trees it owns and then closes the channel.

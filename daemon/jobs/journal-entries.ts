@@ -102,7 +102,7 @@ export function parseEntry(line: string): JournalEntry | Omit<SkippedLine, 'line
   const t = (value as { t?: unknown } | null)?.t;
   const type = ENTRY_TYPES.find((known) => known === t) ?? 'unknown';
   const parsed = journalEntrySchema().safeParse(value);
-  if (parsed.success) return parsed.data as JournalEntry;
+  if (parsed.success) return parsed.data;
   const fields = [...new Set(parsed.error.issues.map((issue) => issue.path.join('.') || 'entry'))].slice(0, 5);
   return { type, reason: `invalid ${fields.join(', ')}` };
 }

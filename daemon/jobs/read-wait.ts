@@ -30,8 +30,8 @@ export function waitForOutput(job: Job, waitMs: number, cancelled?: (listener: (
       if (hasUnread(job)) finish();
     }, GROWTH_POLL_MS).unref();
     const deadline = setTimeout(finish, Math.min(waitMs, MAX_TIMER_MS)).unref();
-    // `settled` never rejects.
-    void job.settled.then(finish);
+    // `settled` never rejects; were it to, the wait would end all the same.
+    job.settled.then(finish, finish);
     cancelled?.(finish);
   });
 }

@@ -190,8 +190,12 @@ async function watchJob(
     noteKill();
     return killing;
   };
-  // A kill that came while the process was being spawned (terminateGroup never rejects).
-  if (job.killRequested) void job.killTree(ctx.config.graceMs);
+  // A kill that came while the process was being spawned.
+  if (job.killRequested) {
+    job
+      .killTree(ctx.config.graceMs)
+      .catch((error: unknown) => ctx.log.error({ jobId: job.id, pgid: pid, err: failureText(error) }, 'kill failed'));
+  }
 
   // Collectors never throw (a log file that cannot be written is noted), so these listeners cannot.
   const { stdout } = capture;

@@ -45,7 +45,9 @@ describe('CLI messages', { timeout: 120_000 }, () => {
 
   it('--version prints the package version; run --render ends with a newline', async () => {
     const world = cliWorld();
-    const { version } = JSON.parse(readFileSync(join(import.meta.dirname, '..', '..', 'package.json'), 'utf8'));
+    const { version } = JSON.parse(readFileSync(join(import.meta.dirname, '..', '..', 'package.json'), 'utf8')) as {
+      version: string;
+    };
     expect(await world.run(['--version'])).toMatchObject({ code: 0, stdout: `execd ${version}\n`, stderr: '' });
     expect(await world.run(['run', '--render', '--', 'true'])).toMatchObject({ code: 0, stdout: '(no output)\n' });
     expect(await world.run(['run', '--render', '--', 'printf x; exit 3'])).toMatchObject({

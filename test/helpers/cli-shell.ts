@@ -37,6 +37,6 @@ export function runWithClosedStdout(world: CliWorld, args: string[]): Promise<Cl
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   // The child holds only the write end; closing ours leaves the pipe without a reader.
-  proc.stdout!.destroy();
+  proc.stdout.destroy();
   return collect(proc);
 }

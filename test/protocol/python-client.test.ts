@@ -27,7 +27,7 @@ describe('a Python client with the standard library alone', () => {
     expect(run.stdout.text).toBe('hello from py\n');
     expect(out.bad_params).toMatchObject({ code: -32602 });
     expect((out.bad_params as { message: string }).message).toContain('timeoutMs');
-    expect(out.shell_start).toMatchObject({ jobId: expect.stringMatching(/^bash-\d+$/) });
+    expect(out.shell_start).toMatchObject({ jobId: expect.stringMatching(/^bash-\d+$/) as unknown });
     expect((out.job_read as { delta: string }).delta).toBe('job-out\n');
     expect(out.job_kill).toEqual({ killed: true });
     expect((out.job_wait as JobSnapshot).status).toBe('killed');

@@ -49,7 +49,7 @@ describe('the protocol schema', () => {
     }
     expect(document.methods['shell/run']!.params).toMatchObject({
       type: 'object',
-      required: expect.arrayContaining(['sessionId', 'command']),
+      required: expect.arrayContaining(['sessionId', 'command']) as unknown,
     });
   });
 

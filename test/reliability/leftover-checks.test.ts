@@ -30,9 +30,10 @@ async function runLatencies(client: ExecdClient, sessionId: string, count: numbe
 /** `config/get` latencies of `observer` while `busy` runs; resolves once both are done. */
 async function configLatenciesDuring(observer: ExecdClient, busy: Promise<unknown>): Promise<number[]> {
   const times: number[] = [];
-  let done = false;
-  const finished = busy.finally(() => (done = true));
-  while (!done) {
+  // A property, not a local: the loop must not take it for always false (the callback sets it).
+  const state = { done: false };
+  const finished = busy.finally(() => (state.done = true));
+  while (!state.done) {
     const started = performance.now();
     await observer.call(ConfigGet, {});
     times.push(performance.now() - started);

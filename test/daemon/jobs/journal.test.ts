@@ -84,8 +84,8 @@ describe('replayJournal', () => {
       { line: 3, type: 'job', reason: 'invalid job.startedAt' },
       { line: 4, type: 'cursor', reason: 'invalid stdout' },
       { line: 5, type: 'unknown', reason: 'invalid t' },
-      { line: 6, type: 'unknown', reason: expect.stringMatching(/^invalid /) },
-      { line: 7, type: 'unknown', reason: expect.stringMatching(/^invalid /) },
+      { line: 6, type: 'unknown', reason: expect.stringMatching(/^invalid /) as unknown },
+      { line: 7, type: 'unknown', reason: expect.stringMatching(/^invalid /) as unknown },
     ]);
     expect(JSON.stringify(state.skipped)).not.toContain('secret');
   });
@@ -136,7 +136,7 @@ describe('JobJournal', () => {
     expect(existsSync(`${path}.tmp`)).toBe(false);
     rmSync(path, { recursive: true });
     // Within a second the whole journal is rewritten, including every change that could not be written.
-    jobs[0]!.cursor = { stdout: 3, stderr: 0 };
+    jobs[0].cursor = { stdout: 3, stderr: 0 };
     journal.append({ t: 'cursor', id: 'bash-1', stdout: 3, stderr: 0 });
     await waitFor(() => !journal.isBehind, 'the journal to catch up');
     expect(loadJournal(path).jobs[0]).toMatchObject({ status: 'completed', cursor: { stdout: 3 } });
