@@ -27,6 +27,7 @@ import { createSandboxRunner } from './sandbox/runner.js';
 import { watchIdleSessions } from './session-lifecycle.js';
 import { SessionTable } from './sessions.js';
 import { claimOwnership, type Ownership } from './ownership.js';
+import { openNetworkListeners, type ListenSpec, type NetworkListeners, type TlsFiles } from './listeners.js';
 import { checkSocketDir, listenPrivately, type PrivateListener } from './socket.js';
 import { SpillSweeper } from './spill-sweep.js';
 import { checkPrivateDir, ensureToken, statePaths } from './state-dir.js';
@@ -41,6 +42,9 @@ export interface DaemonOptions {
   platform?: PlatformFacts;
   /** The bwrap executable; default `EXECD_BWRAP`, else `bwrap` on PATH. */
   bwrapPath?: string;
+  /** Network listeners beside the socket (`--listen`), with their TLS material. */
+  listen?: ListenSpec[];
+  tls?: TlsFiles;
 }
 
 /** A running daemon. */
@@ -116,6 +120,7 @@ async function startOwnedDaemon(
   let runCounter = 0;
   const connections = new Set<ClientConnection>();
   let listener: PrivateListener | undefined;
+  let network: NetworkListeners | undefined;
   let shutdownPromise: Promise<void> | undefined;
   let stopIdleSessions = () => {};
   let markClosed: () => void = () => {};
@@ -166,6 +171,7 @@ async function startOwnedDaemon(
       context.log.info({ reason }, 'shutting down');
       stopIdleSessions();
       listener?.server.close();
+      network?.close();
       const graceMs = config.get().graceMs;
       // In-flight runs are answered (aborted) before their connections go.
       await context.runs.abortWhere(() => true);
@@ -190,7 +196,8 @@ async function startOwnedDaemon(
 
   await spill.start();
   stopIdleSessions = watchIdleSessions(context);
-  listener = await listenPrivately(options.socketPath, platform, (socket) => {
+  // Every listener hands its sockets to this one accept path: the same limits for all of them.
+  const accept = (socket: Socket) => {
     if (context.shuttingDown) {
       socket.destroy();
       return;
@@ -208,13 +215,27 @@ async function startOwnedDaemon(
       // A dropped client leaves no foreground process behind; its background jobs live on.
       void context.runs.abortWhere((run) => run.owner === conn);
     });
-  });
+  };
+  listener = await listenPrivately(options.socketPath, platform, accept);
+  if (options.listen?.length) {
+    const listenerContext = { log: options.log, handshakeTimeoutMs: () => config.get().handshakeTimeoutMs };
+    try {
+      network = await openNetworkListeners(options.listen, options.tls ?? {}, listenerContext, accept);
+    } catch (error) {
+      listener.server.close();
+      listener.removeSocket();
+      throw error;
+    }
+  }
   context.log.info(
     { sandboxModes: context.sandbox.modes, sandboxUnavailable: context.sandbox.unavailable },
     context.sandbox.unavailable === undefined
       ? 'sandbox runner works'
       : 'sandbox runner unavailable: confined modes fail closed',
   );
-  context.log.info({ socket: options.socketPath, stateDir: options.stateDir, version: VERSION }, 'listening');
+  context.log.info(
+    { socket: options.socketPath, listen: network?.urls, stateDir: options.stateDir, version: VERSION },
+    'listening',
+  );
   return { context, closed, shutdown };
 }

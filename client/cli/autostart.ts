@@ -7,13 +7,15 @@
  */
 import { connect, ExecdConnectError, type ExecdClient } from '../connection.js';
 import type { Endpoint } from '../endpoint.js';
+import { remoteConnectOptions } from './remote.js';
 
 function connectCli(endpoint: Endpoint): Promise<ExecdClient> {
-  return connect({ ...endpoint, clientName: 'execd-cli' });
+  return connect({ ...endpoint, ...remoteConnectOptions(), clientName: 'execd-cli' });
 }
 
-/** Connects to the daemon, starting one first when none listens. */
+/** Connects to the daemon, starting one first when none listens (on the local socket only). */
 export async function connectOrStart(endpoint: Endpoint): Promise<ExecdClient> {
+  if (process.env.EXECD_URL) return connectCli(endpoint);
   try {
     return await connectCli(endpoint);
   } catch (error) {
@@ -30,6 +32,7 @@ export async function connectOrStart(endpoint: Endpoint): Promise<ExecdClient> {
 
 /** Connects to the daemon if one listens; undefined when none does. */
 export async function connectIfRunning(endpoint: Endpoint): Promise<ExecdClient | undefined> {
+  if (process.env.EXECD_URL) return connectCli(endpoint);
   const { socketIsLive } = await import('../../daemon/socket.js');
   if (!(await socketIsLive(endpoint.socketPath))) return undefined;
   return connectCli(endpoint);

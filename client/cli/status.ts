@@ -26,7 +26,7 @@ export function formatStatus(status: DaemonStatusResult, endpoint: Endpoint): st
       ['version', status.version],
       ['pid', String(status.pid)],
       ['uptime', formatDuration(status.uptimeMs)],
-      ['socket', endpoint.socketPath],
+      ['socket', process.env.EXECD_URL || endpoint.socketPath],
       ['state dir', endpoint.stateDir],
       ['jobs', `${status.jobs.running} running, ${status.jobs.settled} settled`],
       ['processes', String(status.processes)],
