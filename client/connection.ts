@@ -259,6 +259,8 @@ export async function connect(
   } catch (error) {
     rpc.dispose();
     socket.destroy();
+    // A refused TLS session reports its alert just after the close that failed the call.
+    await new Promise((resolve) => setImmediate(resolve));
     throw toClientError(error, socket);
   }
 }

@@ -57,9 +57,16 @@ export function failSocket(socket: Socket, reason: string): void {
   socket.destroy();
 }
 
+/** A one-line reason; OpenSSL's multi-part messages are reduced to the alert the peer sent. */
+export function describeSocketError(error: Error): string {
+  const alert = /alert ([a-z ]+?)(?::|$)/.exec(error.message)?.[1];
+  if (alert) return `the daemon refused the TLS session (alert: ${alert})`;
+  return error.message.trim();
+}
+
 function remember(socket: Socket): void {
   socket.on('error', (error) => {
-    if (!failures.has(socket)) failures.set(socket, error.message);
+    if (!failures.has(socket)) failures.set(socket, describeSocketError(error));
   });
 }
 
@@ -100,7 +107,7 @@ export function openTransport(
           }, timeoutMs);
     const failed = (error: NodeJS.ErrnoException) => {
       clearTimeout(timer);
-      reject(new Error(`no execd daemon at ${where} (${error.message})`));
+      reject(new Error(`no execd daemon at ${where} (${describeSocketError(error)})`));
     };
     socket.once('error', failed);
     socket.once(ready, () => {
