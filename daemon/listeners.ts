@@ -109,8 +109,9 @@ function createListener(
     (socket: TLSSocket) => onConnection(socket),
   );
   server.on('tlsClientError', (error, socket) => {
-    // Node has sent the peer its alert and destroys the socket itself.
+    // With a listener here Node leaves the socket open (a handshake timeout included): end it.
     context.log.warn({ reason: error.message, remote: socket.remoteAddress }, 'tls handshake refused');
+    socket.destroy();
   });
   return server;
 }
