@@ -24,6 +24,7 @@ import { resolveEndpoint, type Endpoint } from './endpoint.js';
 import { assertKeepAliveMs, keepAlive } from './keep-alive.js';
 import {
   describeAddress,
+  failSocket,
   openTransport,
   parseDaemonUrl,
   socketFailure,
@@ -261,6 +262,14 @@ export async function connect(
     socket.destroy();
     // A refused TLS session reports its alert just after the close that failed the call.
     await new Promise((resolve) => setImmediate(resolve));
+    // Node's server checks a client certificate after the handshake and hangs up without an
+    // alert: with TLS 1.3 the client learns of it only as a close before `initialize` is answered.
+    if ((socket as { encrypted?: boolean }).encrypted) {
+      failSocket(
+        socket,
+        'the daemon ended the TLS session before answering initialize (is a client certificate its CA signed required?)',
+      );
+    }
     throw toClientError(error, socket);
   }
 }

@@ -7,7 +7,6 @@
  * peer cut off by the keep-alive) is remembered per socket, so the calls it fails can say why.
  */
 import { connect as netConnect, isIP, type Socket } from 'node:net';
-import { connect as tlsConnect } from 'node:tls';
 
 /** A daemon's address. */
 export type DaemonAddress =
@@ -74,12 +73,14 @@ function remember(socket: Socket): void {
  * Opens a socket to `address`; a network one is connected (and its TLS handshake done) within
  * `timeoutMs`. Rejects with a one-line reason.
  */
-export function openTransport(
+export async function openTransport(
   address: DaemonAddress,
   tlsOptions: ClientTlsOptions = {},
   timeoutMs = DEFAULT_CONNECT_TIMEOUT_MS,
 ): Promise<Socket> {
   const where = describeAddress(address);
+  // Loaded only for a TLS URL: `node:tls` pulls in crypto, which a local CLI run never needs (B5).
+  const tlsConnect = address.kind === 'tls' ? (await import('node:tls')).connect : undefined;
   return new Promise((resolve, reject) => {
     let socket: Socket;
     let ready = 'connect';
@@ -87,7 +88,7 @@ export function openTransport(
     else if (address.kind === 'tcp') socket = netConnect({ host: address.host, port: address.port });
     else {
       ready = 'secureConnect';
-      socket = tlsConnect({
+      socket = tlsConnect!({
         host: address.host,
         port: address.port,
         ca: tlsOptions.ca,

@@ -122,7 +122,9 @@ describe('daemons in two network namespaces, a harness in a third', () => {
     expect(refusals.wrongCa).toMatchObject({ refused: true, name: 'ExecdConnectError' });
     expect(refusals.wrongCa.message).toMatch(/certificate/);
     expect(refusals.wrongClientCert).toMatchObject({ refused: true, name: 'ExecdConnectError' });
+    expect(refusals.wrongClientCert.message).toMatch(/client certificate/);
     expect(refusals.noClientCert).toMatchObject({ refused: true, name: 'ExecdConnectError' });
+    expect(refusals.noClientCert.message).toMatch(/alert: certificate required/);
     expect(refusals.wrongToken).toMatchObject({ refused: true, name: 'ExecdRpcError' });
     expect(refusals.wrongToken.message).toMatch(/token/);
 
