@@ -26,6 +26,7 @@ describe('execd with EXECD_URL', () => {
     expect(status.code).toBe(0);
     expect(status.stdout).toContain(`socket     ${target.url}`);
     expect(status.stdout).toContain(`pid        ${target.daemon.pid}`);
+    expect(status.stdout).toContain('state dir  (on the daemon host)');
     // Nothing was started on the local endpoint.
     expect(existsSync(join(world.stateDir, 'token'))).toBe(false);
   });
