@@ -78,6 +78,7 @@ export interface NetworkListeners {
 export interface ListenerContext {
   log: Logger;
   handshakeTimeoutMs(): number;
+  maxConnections(): number;
 }
 
 function readMaterial(path: string, what: string): Buffer {
@@ -86,6 +87,11 @@ function readMaterial(path: string, what: string): Buffer {
   } catch (error) {
     throw new Error(`cannot read ${what} ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
   }
+}
+
+/** A live TCP connection's identity, the same for the raw socket and the TLS socket over it. */
+function peerKey(socket: Socket): string {
+  return `${socket.remoteAddress}|${socket.remotePort}`;
 }
 
 function createListener(
@@ -106,8 +112,27 @@ function createListener(
       handshakeTimeout: context.handshakeTimeoutMs(),
       noDelay: true,
     },
-    (socket: TLSSocket) => onConnection(socket),
+    (socket: TLSSocket) => {
+      handshaking.delete(peerKey(socket));
+      onConnection(socket);
+    },
   );
+  // Peers still in their TLS handshake are not connections yet (the accept path counts those),
+  // so they get their own cap: at most maxConnections at once, each for handshakeTimeoutMs.
+  const handshaking = new Map<string, Socket>();
+  server.on('connection', (raw: Socket) => {
+    const max = context.maxConnections();
+    if (handshaking.size >= max) {
+      context.log.warn({ reason: `maxConnections TLS handshakes in progress (${max})` }, 'connection refused');
+      raw.destroy();
+      return;
+    }
+    const key = peerKey(raw);
+    handshaking.set(key, raw);
+    raw.once('close', () => {
+      if (handshaking.get(key) === raw) handshaking.delete(key);
+    });
+  });
   server.on('tlsClientError', (error, socket) => {
     // With a listener here Node leaves the socket open (a handshake timeout included): end it.
     context.log.warn({ reason: error.message, remote: socket.remoteAddress }, 'tls handshake refused');

@@ -218,7 +218,11 @@ async function startOwnedDaemon(
   };
   listener = await listenPrivately(options.socketPath, platform, accept);
   if (options.listen?.length) {
-    const listenerContext = { log: options.log, handshakeTimeoutMs: () => config.get().handshakeTimeoutMs };
+    const listenerContext = {
+      log: options.log,
+      handshakeTimeoutMs: () => config.get().handshakeTimeoutMs,
+      maxConnections: () => config.get().maxConnections,
+    };
     try {
       network = await openNetworkListeners(options.listen, options.tls ?? {}, listenerContext, accept);
     } catch (error) {

@@ -1,7 +1,7 @@
 /** The TLS listener (SPEC §12): the same protocol, handshake and limits as the local socket. */
 import { spawnSync } from 'node:child_process';
 import { connect as netConnect } from 'node:net';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { connect, type ExecdClient } from '../../client/connection.js';
 import { DaemonStatus, JobRead, JobWait, SessionOpen, ShellStart } from '../../protocol/methods.js';
 import { CLI } from '../helpers/daemon.js';
@@ -114,6 +114,31 @@ describe('tls:// listener', () => {
       first.close();
       second.close();
     }
+  });
+
+  it('holds at most maxConnections peers in their TLS handshake', async () => {
+    const target = await startTlsDaemon({ config: { maxConnections: 2, handshakeTimeoutMs: 60_000 } });
+    const plain = () => {
+      const socket = netConnect({ host: '127.0.0.1', port: target.port });
+      socket.on('error', () => {});
+      onTestFinished(() => void socket.destroy());
+      const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+      const connected = new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+      return { socket, closed, connected };
+    };
+    const [first, second] = [plain(), plain()];
+    await Promise.all([first.connected, second.connected]);
+    // The third stranger (accepted after them: the accept queue is in order) is cut off at once.
+    const third = plain();
+    await third.closed;
+    expect(target.daemon.stderr()).toMatch(/maxConnections TLS handshakes in progress \(2\)/);
+    // Once the strangers go, a real client is served.
+    first.socket.destroy();
+    second.socket.destroy();
+    await Promise.all([first.closed, second.closed]);
+    const client = await waitFor(() => tlsClient(target).catch(() => undefined), 'a TLS client to be served again');
+    expect((await client.call(DaemonStatus, {})).pid).toBe(target.daemon.pid);
+    client.close();
   });
 
   it('fails a pending call at once when the daemon dies', async () => {
