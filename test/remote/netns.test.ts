@@ -5,7 +5,7 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ChildProcess } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { CLI } from '../helpers/daemon.js';
 import { waitFor } from '../helpers/wait.js';
@@ -141,4 +141,18 @@ describe('daemons in two network namespaces, a harness in a third', () => {
     expect(vanished.stillB).toBe('B-still-here\n');
     expect(namespaceExists(links.A.ns)).toBe(false);
   }, 180_000);
+
+  it('removes everything it made when building the network fails half-way', async () => {
+    const lab = new NetnsLab();
+    onTestFinished(() => lab.remove());
+    lab.create();
+    const link = lab.addLeaf('A');
+    const sleeper = lab.spawnIn(link.ns, ['sleep', '300']);
+    // An interface name longer than Linux's 15 characters: `ip link add` fails.
+    expect(() => lab.addLeaf('toolongname')).toThrow();
+    await lab.remove();
+    expect(sleeper.exitCode !== null || sleeper.signalCode !== null).toBe(true);
+    const left = execFileSync('ip', ['netns', 'list'], { encoding: 'utf8' });
+    expect(left).not.toContain(lab.suffix);
+  });
 });
