@@ -1,6 +1,6 @@
 /** `execd serve`: run the daemon, in the foreground or detached. */
 import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { daemonIsIdle, watchIdle } from '../../daemon/idle-exit.js';
 import { checkTlsFiles, parseListenUrl } from '../../daemon/listeners.js';
 import { sandboxModeSchema } from '../../protocol/sandbox.js';
@@ -82,13 +82,26 @@ export const serveCommand: CommandRunner = async (argv) => {
     if (typeof spec === 'string') throw usageError('serve', spec);
     return spec;
   });
-  const tls = { cert: values['tls-cert'], key: values['tls-key'], clientCa: values['tls-client-ca'] };
+  // Absolute: a detached daemon runs in `/`.
+  const absolute = (path: string | undefined) => (path === undefined ? undefined : resolve(path));
+  const tls = {
+    cert: absolute(values['tls-cert']),
+    key: absolute(values['tls-key']),
+    clientCa: absolute(values['tls-client-ca']),
+  };
   const tlsRefusal = checkTlsFiles(listen, tls);
   if (tlsRefusal) throw usageError('serve', tlsRefusal);
 
   if (values.detach) {
     // The detached daemon gets the same flags, minus --detach; it logs to the state dir.
     const serveArgs = argv.filter((arg) => arg !== '--detach');
+    // The TLS files again, as absolute paths (the last occurrence of a flag wins).
+    for (const [flag, path] of [
+      ['--tls-cert', tls.cert],
+      ['--tls-key', tls.key],
+      ['--tls-client-ca', tls.clientCa],
+    ] as const)
+      if (path !== undefined) serveArgs.push(flag, path);
     const { pid, logPath } = await startDetached(endpoint, serveArgs);
     process.stdout.write(`execd daemon started (pid ${pid}) on ${endpoint.socketPath}; log: ${logPath}\n`);
     return 0;

@@ -1,9 +1,10 @@
 /** The CLI against a daemon reached by URL: EXECD_URL, EXECD_TOKEN, EXECD_CA, EXECD_CERT/KEY. */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cliWorld } from '../helpers/cli.js';
 import { startTlsDaemon } from './loopback-tls.js';
+import { makeCa, makeCert } from './pki.js';
 
 describe('execd with EXECD_URL', () => {
   it('runs commands and shows the status of a daemon over TLS with a client certificate', async () => {
@@ -49,5 +50,22 @@ describe('execd with EXECD_URL', () => {
     expect(gone).toMatchObject({ code: 125 });
     expect(gone.stderr).toMatch(/^execd: no execd daemon at tls:\/\/127\.0\.0\.1:\d+ \(connect ECONNREFUSED/);
     expect(existsSync(join(world.stateDir, 'token'))).toBe(false);
+  });
+
+  it('serve --detach keeps relative TLS paths working (the daemon runs in /)', async () => {
+    const world = cliWorld();
+    const ca = makeCa(world.dir, 'ca');
+    makeCert(world.dir, ca, 'server', ['127.0.0.1']);
+    const started = await world.run(
+      ['serve', '--detach', '--listen', 'tls://127.0.0.1:0', '--tls-cert', 'server.crt', '--tls-key', 'server.key'],
+      { cwd: world.dir },
+    );
+    expect(started).toMatchObject({ code: 0, stderr: '' });
+    const log = readFileSync(join(world.stateDir, 'execd.log'), 'utf8');
+    const url = /"listen":\["(tls:\/\/127\.0\.0\.1:\d+)"\]/.exec(log)![1]!;
+    const token = readFileSync(join(world.stateDir, 'token'), 'utf8').trim();
+    const status = await world.run(['status'], { env: { EXECD_URL: url, EXECD_TOKEN: token, EXECD_CA: ca.cert } });
+    expect(status.code).toBe(0);
+    expect(status.stdout).toContain(`socket     ${url}`);
   });
 });
