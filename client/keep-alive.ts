@@ -16,9 +16,10 @@ export const MIN_KEEP_ALIVE_MS = 100;
 
 /** Throws a RangeError naming the rule when `keepAliveMs` is not a usable interval. */
 export function assertKeepAliveMs(keepAliveMs: number): void {
-  if (!(Number.isFinite(keepAliveMs) && keepAliveMs >= MIN_KEEP_ALIVE_MS)) {
+  // Above 2^31-1 ms Node fires a timer at once.
+  if (!(Number.isFinite(keepAliveMs) && keepAliveMs >= MIN_KEEP_ALIVE_MS && keepAliveMs <= 2 ** 31 - 1)) {
     throw new RangeError(
-      `keepAliveMs must be a number of milliseconds of at least ${MIN_KEEP_ALIVE_MS}, got ${keepAliveMs}`,
+      `keepAliveMs must be a number of milliseconds from ${MIN_KEEP_ALIVE_MS} to 2147483647, got ${keepAliveMs}`,
     );
   }
 }

@@ -6,6 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import type { ConnectOptions } from '../connection.js';
+import { assertKeepAliveMs } from '../keep-alive.js';
 import { CliError } from './errors.js';
 
 function readPem(env: NodeJS.ProcessEnv, name: string): Buffer | undefined {
@@ -24,9 +25,11 @@ export function remoteConnectOptions(env: NodeJS.ProcessEnv = process.env): Conn
   if (!url) return undefined;
   const rawKeepAlive = env.EXECD_KEEPALIVE_MS;
   const keepAliveMs = rawKeepAlive ? Number(rawKeepAlive) : undefined;
-  if (keepAliveMs !== undefined && !(Number.isFinite(keepAliveMs) && keepAliveMs >= 100)) {
+  try {
+    if (keepAliveMs !== undefined) assertKeepAliveMs(keepAliveMs);
+  } catch {
     throw new CliError(
-      `execd: EXECD_KEEPALIVE_MS must be a number of milliseconds of at least 100, got ${JSON.stringify(rawKeepAlive)}`,
+      `execd: EXECD_KEEPALIVE_MS must be a number of milliseconds from 100 to 2147483647, got ${JSON.stringify(rawKeepAlive)}`,
     );
   }
   return {

@@ -69,7 +69,7 @@ describe('keepAliveMs', () => {
 
   it('refuses a keepAliveMs too small to work, before opening anything', async () => {
     await expect(connect('tls://127.0.0.1:1', { token: 'x', keepAliveMs: 5 })).rejects.toThrow(
-      /keepAliveMs must be a number of milliseconds of at least 100, got 5/,
+      /keepAliveMs must be a number of milliseconds from 100 to 2147483647, got 5/,
     );
   });
 });

@@ -1,6 +1,7 @@
 /** Parsing of listen and daemon URLs, and the one-line reasons of TLS failures. */
 import { describe, expect, it } from 'vitest';
 import { describeSocketError, parseDaemonUrl } from '../../client/transport-url.js';
+import { remoteConnectOptions } from '../../client/cli/remote.js';
 import { checkTlsFiles, isLoopbackHost, parseListenUrl } from '../../daemon/listeners.js';
 
 describe('parseListenUrl', () => {
@@ -53,6 +54,20 @@ describe('parseDaemonUrl', () => {
     expect(describeSocketError(error)).toBe('the daemon refused the TLS session (alert: certificate required)');
     expect(describeSocketError(new Error('connect ECONNREFUSED 10.0.0.2:7443'))).toBe(
       'connect ECONNREFUSED 10.0.0.2:7443',
+    );
+  });
+});
+
+describe('remoteConnectOptions (EXECD_URL and its companions)', () => {
+  it('is undefined without EXECD_URL, and checks EXECD_KEEPALIVE_MS', () => {
+    expect(remoteConnectOptions({ EXECD_TOKEN: 't' })).toBeUndefined();
+    expect(remoteConnectOptions({ EXECD_URL: 'tls://h:1', EXECD_KEEPALIVE_MS: '5000' })).toMatchObject({
+      url: 'tls://h:1',
+      keepAliveMs: 5000,
+      ca: undefined,
+    });
+    expect(() => remoteConnectOptions({ EXECD_URL: 'tls://h:1', EXECD_KEEPALIVE_MS: '10s' })).toThrow(
+      'execd: EXECD_KEEPALIVE_MS must be a number of milliseconds from 100 to 2147483647, got "10s"',
     );
   });
 });
