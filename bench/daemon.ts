@@ -24,6 +24,8 @@ export interface BenchDaemon {
   socketPath: string;
   stateDir: string;
   pid: number;
+  /** The daemon's log so far (its last 10 kB). */
+  log(): string;
   /** Connects an authenticated client; closed when the daemon stops. */
   connect(): Promise<ExecdClient>;
   /** Connects and opens `sessionId` with the temp dir as cwd. */
@@ -48,8 +50,11 @@ function daemonEnv(): NodeJS.ProcessEnv {
   return env;
 }
 
-/** Starts a daemon with `config` as `--config` flags and waits until it listens. */
-export async function startBenchDaemon(config: Record<string, unknown> = {}): Promise<BenchDaemon> {
+/** Starts a daemon with `config` as `--config` flags (and `extraArgs`) and waits until it listens. */
+export async function startBenchDaemon(
+  config: Record<string, unknown> = {},
+  extraArgs: string[] = [],
+): Promise<BenchDaemon> {
   const dir = mkdtempSync(join(tmpdir(), 'execd-bench-'));
   const socketPath = join(dir, 'run', 'execd.sock');
   const stateDir = join(dir, 'state');
@@ -57,6 +62,7 @@ export async function startBenchDaemon(config: Record<string, unknown> = {}): Pr
   const nodeArgs = process.env.BENCH_DAEMON_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
   const args = [...nodeArgs, CLI, 'serve', '--socket', socketPath, '--state-dir', stateDir];
   for (const [key, value] of Object.entries(config)) args.push('--config', `${key}=${JSON.stringify(value)}`);
+  args.push(...extraArgs);
   const proc = spawn(process.execPath, args, { env: daemonEnv(), stdio: ['ignore', 'ignore', 'pipe'] });
   const clients: ExecdClient[] = [];
   const forget = onCleanup(() => {
@@ -88,6 +94,7 @@ export async function startBenchDaemon(config: Record<string, unknown> = {}): Pr
     socketPath,
     stateDir,
     pid: proc.pid!,
+    log: () => log,
     async connect() {
       const client = await connect({ socketPath, stateDir, clientName: 'execd-bench' });
       clients.push(client);

@@ -3,6 +3,7 @@
  * run, printed as ratios. A measurement, never a test: it always exits 0 unless it crashed.
  */
 import { benchLatency } from './b1-latency.js';
+import { benchLatencyTls } from './b1-tls.js';
 import { benchSpill, SPILL_CONFIG } from './b2-spill.js';
 import { benchConcurrency } from './b3-concurrency.js';
 import { benchJobs } from './b4-jobs.js';
@@ -18,6 +19,7 @@ import { formatFigure, formatSummary, type Figure } from './stats.js';
 /** Every measured figure, in the table's order. */
 const BENCHES: ReadonlyArray<[string, (daemon: BenchDaemon) => Promise<Figure[]>]> = [
   ['B1', benchLatency],
+  ['B1TLS', benchLatencyTls],
   ['B2', benchSpill],
   ['B3', benchConcurrency],
   ['B4', benchJobs],

@@ -9,6 +9,7 @@ import type { Disposable, MessageConnection, NotificationType } from 'vscode-jso
 import { errorNameOf, type ErrorName } from '../protocol/errors.js';
 import { CancellationTokenSource, ErrorCodes as RpcErrorCodes, ResponseError } from '../protocol/jsonrpc.js';
 import {
+  ConfigGet,
   Initialize,
   JobExited,
   OutputProgressType,
@@ -20,10 +21,25 @@ import {
 import type { InitializeResult, JobExitedParams, OutputProgress, ShellRunResult } from '../protocol/types.js';
 import { createDrainingConnection } from './draining-connection.js';
 import { resolveEndpoint, type Endpoint } from './endpoint.js';
+import { assertKeepAliveMs, keepAlive } from './keep-alive.js';
+import {
+  describeAddress,
+  failSocket,
+  openTransport,
+  parseDaemonUrl,
+  socketFailure,
+  type ClientTlsOptions,
+} from './transport-url.js';
 
 /** How to reach and authenticate to a daemon. */
-export interface ConnectOptions extends Partial<Endpoint> {
-  /** The token; default `EXECD_TOKEN`, else `<stateDir>/token`. */
+export interface ConnectOptions extends Partial<Endpoint>, ClientTlsOptions {
+  /** A daemon URL (`tls://HOST:PORT`, `tcp://HOST:PORT`, `unix:///PATH`) instead of `socketPath`. */
+  url?: string;
+  /** Cut the connection (failing pending calls) when the daemon sends nothing this long; see keep-alive.ts. */
+  keepAliveMs?: number;
+  /** Opening a network socket (TCP and TLS handshake) may take this long; default 10 s. */
+  connectTimeoutMs?: number;
+  /** The token; default `EXECD_TOKEN`, else `<stateDir>/token` (which a network URL requires). */
   token?: string;
   /** Reported to the daemon in `initialize`. */
   clientName?: string;
@@ -52,9 +68,10 @@ export class ExecdConnectError extends Error {
   override name = 'ExecdConnectError';
 }
 
-function toClientError(error: unknown): Error {
+function toClientError(error: unknown, socket?: Socket): Error {
   if (error instanceof ResponseError && error.code === RpcErrorCodes.PendingResponseRejected) {
-    return new ExecdConnectError('the connection to the daemon was lost before it answered');
+    const why = socket && socketFailure(socket);
+    return new ExecdConnectError(`the connection to the daemon was lost before it answered${why ? `: ${why}` : ''}`);
   }
   if (error instanceof ResponseError) {
     return new ExecdRpcError(error.code, errorNameOf(error.code) ?? 'RPC_ERROR', error.message);
@@ -103,7 +120,7 @@ export class ExecdClient {
       if (source) args.push(source.token);
       return await this.rpc.sendRequest(decl.method, ...args);
     } catch (error) {
-      throw toClientError(error);
+      throw toClientError(error, this.socket);
     } finally {
       signal?.removeEventListener('abort', onAbort);
       source?.dispose();
@@ -220,34 +237,75 @@ export function openSocket(socketPath: string): Promise<Socket> {
   });
 }
 
-/** Connects and authenticates. */
-export async function connect(options: ConnectOptions = {}): Promise<ExecdClient> {
-  const endpoint = resolveEndpoint(options);
-  if (options.autoStart) {
+/** Opens the socket `options` name: a URL, else the local endpoint; resolves the token too. */
+async function openDaemonSocket(options: ConnectOptions): Promise<{ socket: Socket; token: string }> {
+  const address = options.url === undefined ? undefined : parseDaemonUrl(options.url);
+  if (typeof address === 'string') throw new ExecdConnectError(address);
+  if (address === undefined || address.kind === 'unix') {
+    const endpoint = resolveEndpoint({ ...options, socketPath: address?.path ?? options.socketPath });
+    // The socket first: with no daemon, "no daemon is running" says more than a missing token file.
+    const socket = await openSocket(endpoint.socketPath);
+    try {
+      return { socket, token: options.token ?? readToken(endpoint.stateDir) };
+    } catch (error) {
+      socket.destroy();
+      throw error;
+    }
+  }
+  // A remote daemon's token file is not here: it comes from the caller or EXECD_TOKEN.
+  const token = options.token ?? process.env.EXECD_TOKEN;
+  if (!token) throw new ExecdConnectError(`connecting to ${describeAddress(address)} needs a token (or EXECD_TOKEN)`);
+  try {
+    return { socket: await openTransport(address, options, options.connectTimeoutMs), token };
+  } catch (error) {
+    throw new ExecdConnectError((error as Error).message);
+  }
+}
+
+/**
+ * Connects and authenticates: `connect(options)`, or `connect('tls://host:port', { ca, token })`
+ * (the URL may also be given as `options.url`). With `autoStart`, a local daemon is started first
+ * when none listens.
+ */
+export async function connect(
+  urlOrOptions: string | ConnectOptions = {},
+  more: ConnectOptions = {},
+): Promise<ExecdClient> {
+  const options = typeof urlOrOptions === 'string' ? { ...more, url: urlOrOptions } : urlOrOptions;
+  if (options.keepAliveMs !== undefined) assertKeepAliveMs(options.keepAliveMs);
+  if (options.autoStart && options.url === undefined) {
     // Loaded only on this path: starting a daemon pulls in its lock and state-dir modules.
     const { connectOrStart } = await import('./cli/autostart.js');
-    return connectOrStart(endpoint, { ...options, autoStart: false });
+    return connectOrStart(resolveEndpoint(options), { ...options, autoStart: false });
   }
-  // The socket first: with no daemon, "no daemon is running" says more than a missing token file.
-  const socket = await openSocket(endpoint.socketPath);
-  let token: string;
-  try {
-    token = options.token ?? readToken(endpoint.stateDir);
-  } catch (error) {
-    socket.destroy();
-    throw error;
-  }
+  const { socket, token } = await openDaemonSocket(options);
   const rpc = createDrainingConnection(socket);
+  // Watches the handshake too (a daemon that vanishes before answering `initialize` is noticed);
+  // probes wait for it, as any other first request would be refused.
+  let authed = false;
+  const probe = async () => (authed ? rpc.sendRequest(ConfigGet.method, {}) : undefined);
+  if (options.keepAliveMs !== undefined) keepAlive(socket, options.keepAliveMs, probe);
   try {
     const info = await rpc.sendRequest(Initialize.type, {
       protocolVersion: 1,
       token,
       client: { name: options.clientName ?? 'execd-client', version: options.clientVersion },
     });
+    authed = true;
     return new ExecdClient(rpc, socket, info);
   } catch (error) {
     rpc.dispose();
     socket.destroy();
-    throw toClientError(error);
+    // A refused TLS session reports its alert just after the close that failed the call.
+    await new Promise((resolve) => setImmediate(resolve));
+    // Node's server checks a client certificate after the handshake and hangs up without an
+    // alert: with TLS 1.3 the client learns of it only as a close before `initialize` is answered.
+    if ((socket as { encrypted?: boolean }).encrypted) {
+      failSocket(
+        socket,
+        'the daemon ended the TLS session before answering initialize (is a client certificate its CA signed required?)',
+      );
+    }
+    throw toClientError(error, socket);
   }
 }

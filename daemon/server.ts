@@ -28,6 +28,7 @@ import { createSandboxRunner } from './sandbox/runner.js';
 import { watchIdleSessions } from './session-lifecycle.js';
 import { SessionTable } from './sessions.js';
 import { claimOwnership, type Ownership } from './ownership.js';
+import { openNetworkListeners, type ListenSpec, type NetworkListeners, type TlsFiles } from './listeners.js';
 import { checkSocketDir, listenPrivately, type PrivateListener } from './socket.js';
 import { SpillSweeper } from './spill-sweep.js';
 import { checkPrivateDir, ensureToken, statePaths } from './state-dir.js';
@@ -44,6 +45,9 @@ export interface DaemonOptions {
   platform?: PlatformFacts;
   /** The bwrap executable; default `EXECD_BWRAP`, else `bwrap` on PATH. */
   bwrapPath?: string;
+  /** Network listeners beside the socket (`--listen`), with their TLS material. */
+  listen?: ListenSpec[];
+  tls?: TlsFiles;
 }
 
 /** A running daemon. */
@@ -119,6 +123,7 @@ async function startOwnedDaemon(
   let runCounter = 0;
   const connections = new Set<ClientConnection>();
   let listener: PrivateListener | undefined;
+  let network: NetworkListeners | undefined;
   let shutdownPromise: Promise<void> | undefined;
   let stopIdleSessions = () => {};
   let markClosed: () => void = () => {};
@@ -203,6 +208,7 @@ async function startOwnedDaemon(
       await step('log', () => context.log.info({ reason }, 'shutting down'));
       await step('stop idle sessions', stopIdleSessions);
       await step('stop listening', () => listener?.server.close());
+      await step('stop listening on the network', () => network?.close());
       const graceMs = config.get().graceMs;
       // In-flight runs are answered (aborted) before their connections go.
       // A tree is gone at most graceMs + 5 s after its kill; a run or job that still has not
@@ -245,7 +251,8 @@ async function startOwnedDaemon(
 
   await spill.start();
   stopIdleSessions = watchIdleSessions(context);
-  listener = await listenPrivately(options.socketPath, platform, (socket) => {
+  // Every listener hands its sockets to this one accept path: the same limits for all of them.
+  const accept = (socket: Socket) => {
     if (context.shuttingDown) {
       socket.destroy();
       return;
@@ -265,13 +272,31 @@ async function startOwnedDaemon(
         .abortWhere((run) => run.owner === conn)
         .catch((error: unknown) => context.log.error({ conn: conn.id, err: error }, 'aborting runs failed'));
     });
-  });
+  };
+  listener = await listenPrivately(options.socketPath, platform, accept);
+  if (options.listen?.length) {
+    const listenerContext = {
+      log: options.log,
+      handshakeTimeoutMs: () => config.get().handshakeTimeoutMs,
+      maxConnections: () => config.get().maxConnections,
+    };
+    try {
+      network = await openNetworkListeners(options.listen, options.tls ?? {}, listenerContext, accept);
+    } catch (error) {
+      listener.server.close();
+      listener.removeSocket();
+      throw error;
+    }
+  }
   context.log.info(
     { sandboxModes: context.sandbox.modes, sandboxUnavailable: context.sandbox.unavailable },
     context.sandbox.unavailable === undefined
       ? 'sandbox runner works'
       : 'sandbox runner unavailable: confined modes fail closed',
   );
-  context.log.info({ socket: options.socketPath, stateDir: options.stateDir, version: VERSION }, 'listening');
+  context.log.info(
+    { socket: options.socketPath, listen: network?.urls, stateDir: options.stateDir, version: VERSION },
+    'listening',
+  );
   return { context, closed, shutdown };
 }

@@ -7,15 +7,20 @@
  */
 import { connect, ExecdConnectError, type ConnectOptions, type ExecdClient } from '../connection.js';
 import type { Endpoint } from '../endpoint.js';
+import { remoteConnectOptions } from './remote.js';
 
 const CLI_OPTIONS: ConnectOptions = { clientName: 'execd-cli' };
 
 function connectCli(endpoint: Endpoint, options: ConnectOptions = CLI_OPTIONS): Promise<ExecdClient> {
-  return connect({ ...options, ...endpoint });
+  return connect({ ...options, ...endpoint, ...remoteConnectOptions() });
 }
 
-/** Connects to the daemon, starting one first when none listens (`options`: those of `connect`). */
+/**
+ * Connects to the daemon, starting one first when none listens (`options`: those of `connect`) —
+ * on the local socket only: a daemon named by `EXECD_URL` is never started here.
+ */
 export async function connectOrStart(endpoint: Endpoint, options: ConnectOptions = CLI_OPTIONS): Promise<ExecdClient> {
+  if (process.env.EXECD_URL) return connectCli(endpoint, options);
   try {
     return await connectCli(endpoint, options);
   } catch (error) {
@@ -32,6 +37,7 @@ export async function connectOrStart(endpoint: Endpoint, options: ConnectOptions
 
 /** Connects to the daemon if one listens; undefined when none does. */
 export async function connectIfRunning(endpoint: Endpoint): Promise<ExecdClient | undefined> {
+  if (process.env.EXECD_URL) return connectCli(endpoint);
   const { socketIsLive } = await import('../../daemon/socket.js');
   if (!(await socketIsLive(endpoint.socketPath))) return undefined;
   return connectCli(endpoint);

@@ -97,7 +97,8 @@ ${Object.entries(COMMANDS)
 
 Client commands start a daemon in the background when none is running (except status and stop).
 The daemon is found through --socket/--state-dir, else $EXECD_SOCKET/$EXECD_STATE_DIR, else the
-platform defaults; $EXECD_TOKEN overrides <state-dir>/token.
+platform defaults; $EXECD_TOKEN overrides <state-dir>/token. $EXECD_URL (tls://HOST:PORT) reaches
+a daemon elsewhere, with $EXECD_TOKEN, $EXECD_CA, $EXECD_CERT/$EXECD_KEY, $EXECD_KEEPALIVE_MS.
 
 Exit codes: a command's own; 124 timeout; 128+n signal n; 125 execd error; 2 usage error.
 Run 'execd <command> --help' for a command's options.

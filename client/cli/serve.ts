@@ -1,7 +1,8 @@
 /** `execd serve`: run the daemon, in the foreground or detached. */
 import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { daemonIsIdle, watchIdle } from '../../daemon/idle-exit.js';
+import { checkTlsFiles, parseListenUrl } from '../../daemon/listeners.js';
 import { sandboxModeSchema } from '../../protocol/sandbox.js';
 import { resolveEndpoint } from '../endpoint.js';
 import { parseCommand, type CommandRunner } from './args.js';
@@ -12,6 +13,7 @@ import { CliError, usageError } from './errors.js';
 /** Help text of `execd serve`. */
 export const SERVE_HELP = `usage: execd serve [--socket PATH] [--state-dir DIR] [--log-level LEVEL] [--detach]
                    [--sandbox MODE] [--config KEY=VALUE ...] [--idle-exit-ms MS] [--log-file FILE]
+                   [--listen tls://HOST:PORT ... --tls-cert FILE --tls-key FILE [--tls-client-ca FILE]]
 
 Runs the execd daemon: in the foreground logging JSON lines to stderr, or with --detach in the
 background logging to <state-dir>/execd.log (the command returns once the daemon listens).
@@ -24,6 +26,10 @@ background logging to <state-dir>/execd.log (the command returns once the daemon
   --config KEY=VALUE   a configuration field, e.g. --config timeoutMs=60000 (repeatable)
   --idle-exit-ms MS    shut down after MS with no client session held and nothing running
   --log-file FILE      log to FILE instead of stderr
+  --listen URL         also listen on tls://HOST:PORT (or tcp://HOST:PORT on loopback only); repeatable
+  --tls-cert FILE      the server certificate (PEM, may include the chain) of the tls:// listeners
+  --tls-key FILE       its private key (PEM)
+  --tls-client-ca FILE require clients to present a certificate signed by this CA (PEM)
 
 Example: execd serve --detach --log-level debug --config graceMs=1000
 `;
@@ -43,6 +49,10 @@ export const serveCommand: CommandRunner = async (argv) => {
       config: { type: 'string', multiple: true, default: [] },
       'idle-exit-ms': { type: 'string' },
       'log-file': { type: 'string' },
+      listen: { type: 'string', multiple: true, default: [] },
+      'tls-cert': { type: 'string' },
+      'tls-key': { type: 'string' },
+      'tls-client-ca': { type: 'string' },
     },
     strict: true,
   });
@@ -67,10 +77,31 @@ export const serveCommand: CommandRunner = async (argv) => {
     configFlags.defaultSandboxMode = mode.data;
   }
   const endpoint = resolveEndpoint({ socketPath: values.socket, stateDir: values['state-dir'] });
+  const listen = values.listen!.map((raw) => {
+    const spec = parseListenUrl(raw);
+    if (typeof spec === 'string') throw usageError('serve', spec);
+    return spec;
+  });
+  // Absolute: a detached daemon runs in `/`.
+  const absolute = (path: string | undefined) => (path === undefined ? undefined : resolve(path));
+  const tls = {
+    cert: absolute(values['tls-cert']),
+    key: absolute(values['tls-key']),
+    clientCa: absolute(values['tls-client-ca']),
+  };
+  const tlsRefusal = checkTlsFiles(listen, tls);
+  if (tlsRefusal) throw usageError('serve', tlsRefusal);
 
   if (values.detach) {
     // The detached daemon gets the same flags, minus --detach; it logs to the state dir.
     const serveArgs = argv.filter((arg) => arg !== '--detach');
+    // The TLS files again, as absolute paths (the last occurrence of a flag wins).
+    for (const [flag, path] of [
+      ['--tls-cert', tls.cert],
+      ['--tls-key', tls.key],
+      ['--tls-client-ca', tls.clientCa],
+    ] as const)
+      if (path !== undefined) serveArgs.push(flag, path);
     const { pid, logPath } = await startDetached(endpoint, serveArgs);
     process.stdout.write(`execd daemon started (pid ${pid}) on ${endpoint.socketPath}; log: ${logPath}\n`);
     return 0;
@@ -86,7 +117,7 @@ export const serveCommand: CommandRunner = async (argv) => {
   const log = createLogger(level, logFile ? { kind: 'file', path: logFile } : { kind: 'stderr' });
   let daemon;
   try {
-    daemon = await startDaemon({ ...endpoint, log, configFlags });
+    daemon = await startDaemon({ ...endpoint, log, configFlags, listen, tls });
   } catch (error) {
     const message = (error as Error).message;
     // In the foreground the one line below says it; a detached daemon has only its log.

@@ -65,7 +65,11 @@ export const statusCommand: CommandRunner = async (argv, globals) => {
   }
   try {
     const status = await client.call(DaemonStatus, {});
-    process.stdout.write(values.json ? `${JSON.stringify(status, null, 2)}\n` : formatStatus(status, endpoint));
+    // A daemon reached by EXECD_URL is shown by its URL; its state dir is on its own host.
+    const shown = process.env.EXECD_URL
+      ? { socketPath: process.env.EXECD_URL, stateDir: '(on the daemon host)' }
+      : endpoint;
+    process.stdout.write(values.json ? `${JSON.stringify(status, null, 2)}\n` : formatStatus(status, shown));
     return 0;
   } finally {
     client.close();

@@ -1,0 +1,42 @@
+/**
+ * A daemon elsewhere, for the CLI (SPEC §12): `EXECD_URL` (`tls://HOST:PORT`, `tcp://HOST:PORT` or
+ * `unix:///PATH`) with `EXECD_TOKEN`, and for TLS `EXECD_CA` (the CA file that signed the daemon's
+ * certificate), `EXECD_CERT`/`EXECD_KEY` (a client certificate, for a daemon started with
+ * `--tls-client-ca`) and `EXECD_KEEPALIVE_MS`. A daemon reached by URL is never auto-started.
+ */
+import { readFileSync } from 'node:fs';
+import type { ConnectOptions } from '../connection.js';
+import { assertKeepAliveMs } from '../keep-alive.js';
+import { CliError } from './errors.js';
+
+function readPem(env: NodeJS.ProcessEnv, name: string): Buffer | undefined {
+  const path = env[name];
+  if (!path) return undefined;
+  try {
+    return readFileSync(path);
+  } catch (error) {
+    throw new CliError(`execd: cannot read ${name} ${path}: ${(error as NodeJS.ErrnoException).code ?? error}`);
+  }
+}
+
+/** The connect options of `EXECD_URL` and its companions; undefined when `EXECD_URL` is unset. */
+export function remoteConnectOptions(env: NodeJS.ProcessEnv = process.env): ConnectOptions | undefined {
+  const url = env.EXECD_URL;
+  if (!url) return undefined;
+  const rawKeepAlive = env.EXECD_KEEPALIVE_MS;
+  const keepAliveMs = rawKeepAlive ? Number(rawKeepAlive) : undefined;
+  try {
+    if (keepAliveMs !== undefined) assertKeepAliveMs(keepAliveMs);
+  } catch {
+    throw new CliError(
+      `execd: EXECD_KEEPALIVE_MS must be a number of milliseconds from 100 to 2147483647, got ${JSON.stringify(rawKeepAlive)}`,
+    );
+  }
+  return {
+    url,
+    ca: readPem(env, 'EXECD_CA'),
+    cert: readPem(env, 'EXECD_CERT'),
+    key: readPem(env, 'EXECD_KEY'),
+    keepAliveMs,
+  };
+}

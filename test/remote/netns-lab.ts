@@ -1,0 +1,112 @@
+/**
+ * A small network made by a test, as root: network namespaces joined by veth pairs, every name
+ * carrying a random suffix so concurrent runs never collide, and every address a private one on a
+ * veth inside a namespace the lab created. `remove()` undoes all of it, also after a failure.
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+
+/** A veth pair from the hub namespace to one leaf namespace. */
+export interface Link {
+  /** The leaf's namespace. */
+  ns: string;
+  /** The hub end's interface name and address. */
+  hubIf: string;
+  hubIp: string;
+  /** The leaf end's interface name and address. */
+  leafIf: string;
+  leafIp: string;
+}
+
+function ip(args: string[]): void {
+  execFileSync('ip', args, { stdio: ['ignore', 'ignore', 'pipe'] });
+}
+
+/** A hub namespace with one veth link to each leaf namespace. */
+export class NetnsLab {
+  readonly suffix = randomBytes(3).toString('hex');
+  readonly hub = `execd-hub-${this.suffix}`;
+  readonly links = new Map<string, Link>();
+  private readonly namespaces: string[] = [];
+  private readonly processes: ChildProcess[] = [];
+  /** 10.<octet>.N.0/24 per link: a private range, used only inside the lab's namespaces. */
+  private readonly octet = 16 + (randomBytes(1)[0]! % 200);
+
+  private addNamespace(name: string): void {
+    ip(['netns', 'add', name]);
+    this.namespaces.push(name);
+    ip(['-n', name, 'link', 'set', 'lo', 'up']);
+  }
+
+  /** Creates the hub namespace. */
+  create(): void {
+    this.addNamespace(this.hub);
+  }
+
+  /** Creates leaf `name` and its link to the hub. */
+  addLeaf(name: string): Link {
+    const index = this.links.size + 1;
+    const ns = `execd-${name.toLowerCase()}-${this.suffix}`;
+    this.addNamespace(ns);
+    const link: Link = {
+      ns,
+      hubIf: `x${name.toLowerCase()}${this.suffix}h`,
+      hubIp: `10.${this.octet}.${index}.1`,
+      leafIf: `x${name.toLowerCase()}${this.suffix}l`,
+      leafIp: `10.${this.octet}.${index}.2`,
+    };
+    // Both ends are created directly inside the lab's namespaces, never in the host's.
+    ip(['link', 'add', link.hubIf, 'netns', this.hub, 'type', 'veth', 'peer', 'name', link.leafIf, 'netns', ns]);
+    ip(['-n', this.hub, 'addr', 'add', `${link.hubIp}/24`, 'dev', link.hubIf]);
+    ip(['-n', ns, 'addr', 'add', `${link.leafIp}/24`, 'dev', link.leafIf]);
+    ip(['-n', this.hub, 'link', 'set', link.hubIf, 'up']);
+    ip(['-n', ns, 'link', 'set', link.leafIf, 'up']);
+    this.links.set(name, link);
+    return link;
+  }
+
+  /** Runs `command` inside namespace `ns`; the process is killed by `remove()`. */
+  spawnIn(ns: string, command: string[], env: NodeJS.ProcessEnv = process.env): ChildProcess {
+    // `ip netns exec` execs the command itself: the child's pid is the command's.
+    const child = spawn('ip', ['netns', 'exec', ns, ...command], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    this.processes.push(child);
+    return child;
+  }
+
+  /** Makes leaf `name`'s host vanish: its namespace is deleted and its link with it. */
+  vanish(name: string): void {
+    const link = this.links.get(name)!;
+    // The namespace lives on while the daemon is in it; deleting the link cuts it off silently.
+    ip(['netns', 'delete', link.ns]);
+    ip(['-n', this.hub, 'link', 'delete', link.hubIf]);
+  }
+
+  /** Kills every process, then deletes every namespace (their veths go with them). */
+  async remove(): Promise<void> {
+    await Promise.all(this.processes.map((child) => stopProcess(child)));
+    for (const ns of this.namespaces) {
+      try {
+        ip(['netns', 'delete', ns]);
+      } catch {
+        // Already deleted (vanish) or never made.
+      }
+    }
+  }
+}
+
+/** SIGTERM, then SIGKILL after a while; resolves once the process has exited. */
+async function stopProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+/** True when namespace `name` exists. */
+export function namespaceExists(name: string): boolean {
+  return execFileSync('ip', ['netns', 'list'], { encoding: 'utf8' })
+    .split('\n')
+    .some((line) => line.split(' ')[0] === name);
+}
