@@ -8,21 +8,26 @@
 import { resolve } from 'node:path';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { createShellTools } from '../tool/index.js';
+import { createShellTools, createTerminalTools } from '../tool/index.js';
+import type { ModelTool } from '../tool/types.js';
 import { createToolServer } from '../mcp/server.js';
 import { commandHelp, endpointOf, ENDPOINT_OPTIONS, parseCommand, type CommandRunner } from './args.js';
 import { connectOrStart } from './autostart.js';
 
 /** Help text of `execd mcp`. */
 export const MCP_HELP = commandHelp({
-  usage: 'mcp [--session ID] [--workdir DIR]',
-  about: `Serves the model-facing tools (bash, job_output, job_kill) as a Model Context Protocol server on
+  usage: 'mcp [--session ID] [--workdir DIR] [--persistent] [--terminals]',
+  about: `Serves the model-facing tools (bash, job_output, job_kill, job_list; with --persistent the bash
+of one persistent shell instead; with --terminals also terminal_open, terminal_send, terminal_read,
+terminal_signal, terminal_close, terminal_list) as a Model Context Protocol server on
 stdin/stdout, through the daemon (started in the background when none runs). Every command runs in
 the daemon session ID (default: mcp) with DIR as its working directory (default: the current
 directory). Background-job completions are sent as MCP logging notifications. Exits when stdin closes.`,
   options: [
     '  --session ID       the daemon session of the tools (default: mcp)',
     '  --workdir DIR      the session working directory (default: the current directory)',
+    '  --persistent       bash is one persistent shell (cd, exports and functions stay)',
+    '  --terminals        add the terminal tools (interactive programs, persistent terminals)',
   ],
   examples: ['claude mcp add execd -- execd mcp --workdir "$PWD"'],
 });
@@ -35,6 +40,8 @@ export const mcpCommand: CommandRunner = async (argv, globals) => {
       ...ENDPOINT_OPTIONS,
       session: { type: 'string', default: 'mcp' },
       workdir: { type: 'string' },
+      persistent: { type: 'boolean', default: false },
+      terminals: { type: 'boolean', default: false },
     },
     allowPositionals: false,
     strict: true,
@@ -51,23 +58,30 @@ export const mcpCommand: CommandRunner = async (argv, globals) => {
     // A client that has gone cannot be told; nothing else depends on the notice.
     server?.sendLoggingMessage({ level: 'info', logger: 'execd', data: text }).catch(() => undefined);
   };
-  const tools = await createShellTools({
+  const session = { id: values.session, cwd: resolve(values.workdir ?? process.cwd()) };
+  const shellTools = await createShellTools({
     client,
-    session: { id: values.session, cwd: resolve(values.workdir ?? process.cwd()) },
+    session,
+    persistent: values.persistent,
     onJobExited: (notice) => (server ? tell(notice.text) : notices.push(notice.text)),
   });
-  server = createToolServer(
-    { name: 'execd', version: client.info.daemon.version },
-    tools.tools,
-    tools.systemPrompt.text,
-  );
+  // The session is open on this connection now; the terminal tools use it as it is.
+  const terminalTools = values.terminals
+    ? await createTerminalTools({ client, session: { id: session.id } })
+    : undefined;
+  const tools: ModelTool[] = [...shellTools.tools, ...(terminalTools?.tools ?? [])];
+  const instructions = [shellTools.systemPrompt, ...(terminalTools ? [terminalTools.systemPrompt] : [])]
+    .map((section) => section.text)
+    .join('\n\n');
+  server = createToolServer({ name: 'execd', version: client.info.daemon.version }, tools, instructions);
   transport.onclose = stopped;
   process.stdin.once('end', stopped);
   client.onClose(stopped);
   await server.connect(transport);
   for (const text of notices.splice(0)) tell(text);
   await done;
-  tools.dispose();
+  shellTools.dispose();
+  terminalTools?.dispose();
   client.close();
   await server.close().catch(() => undefined);
   return 0;

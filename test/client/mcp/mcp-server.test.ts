@@ -11,12 +11,12 @@ import { createShellTools } from '../../../client/tool/index.js';
 import { CLI, startDaemon, waitPidsGone, type TestDaemon } from '../../helpers/daemon.js';
 import { waitFor } from '../../helpers/wait.js';
 
-async function mcpClient(daemon: TestDaemon, session = 'mcp-test') {
+async function mcpClient(daemon: TestDaemon, session = 'mcp-test', flags: string[] = []) {
   const env: Record<string, string> = {};
   for (const [key, value] of Object.entries(process.env)) if (value !== undefined) env[key] = value;
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [CLI, 'mcp', '--socket', daemon.socketPath, '--state-dir', daemon.stateDir, '--session', session],
+    args: [CLI, 'mcp', '--socket', daemon.socketPath, '--state-dir', daemon.stateDir, '--session', session, ...flags],
     cwd: daemon.dir,
     env,
     stderr: 'pipe',
@@ -91,6 +91,33 @@ describe('execd mcp', () => {
     const killed = await call('job_kill', { job_id: longId });
     expect(killed.isError).toBe(false);
     expect(text(killed)).toContain(longId);
+  });
+
+  it('with --persistent and --terminals: one shell that keeps its state, and the terminal tools', async () => {
+    const daemon = await startDaemon();
+    const { client, call, text } = await mcpClient(daemon, 'mcp-term', ['--persistent', '--terminals']);
+    const names = (await client.listTools()).tools.map((tool) => tool.name);
+    expect(names).toEqual([
+      'bash',
+      'terminal_open',
+      'terminal_send',
+      'terminal_read',
+      'terminal_signal',
+      'terminal_close',
+      'terminal_list',
+    ]);
+    expect(client.getInstructions()).toContain('Use a terminal session only when work needs');
+    await call('bash', { command: 'cd /tmp && export MCP_K=v', description: 'Change directory and export' });
+    const kept = await call('bash', { command: 'echo "$PWD $MCP_K"', description: 'Show the kept state' });
+    expect(text(kept)).toBe('/tmp v\n');
+    const opened = await call('terminal_open', { name: 'repl' });
+    const terminalId = /term-\d+/.exec(text(opened))![0];
+    const sent = await call('terminal_send', { terminal_id: terminalId, text: 'read x; echo "got $x"' });
+    expect(text(sent)).toContain('[ready: waiting for input]');
+    const answered = await call('terminal_send', { terminal_id: terminalId, text: 'hi' });
+    expect(text(answered)).toContain('got hi');
+    const closed = await call('terminal_close', { terminal_id: terminalId });
+    expect(closed.isError).toBe(false);
   });
 
   it('exits when its stdin closes and leaves no process behind', async () => {
