@@ -6,8 +6,17 @@
 import type { TerminalSendResult } from '../protocol/terminal.js';
 import { appendExitMarker, appendLine, timeoutLine } from './render.js';
 
-/** CSI sequences (colours, cursor moves, bracketed-paste toggles), OSC strings, and two-byte escapes. */
-const ESCAPE_SEQUENCES = /\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]/g;
+// ESC and BEL as regex escapes: matching these control characters is the point here.
+const ESC = String.raw`\x1b`;
+const BEL = String.raw`\x07`;
+/** CSI sequences (colours, cursor moves, bracketed-paste toggles). */
+const CSI = String.raw`${ESC}\[[0-?]*[ -/]*[@-~]`;
+/** OSC strings, ended by BEL or ST (`ESC \`). */
+const OSC = String.raw`${ESC}\][^${BEL}${ESC}]*(?:${BEL}|${ESC}\\)`;
+/** Two-byte escapes. */
+const TWO_BYTE = String.raw`${ESC}[@-Z\\-_]`;
+/** CSI sequences, OSC strings and two-byte escapes. */
+const ESCAPE_SEQUENCES = new RegExp(`${CSI}|${OSC}|${TWO_BYTE}`, 'g');
 
 /**
  * A terminal's raw stream as text for the model: escape sequences (colours, cursor moves, the
@@ -199,7 +208,8 @@ export function readinessOf(result: TerminalSendResult, idleMs: number, timeoutM
         signal: result.terminal.signal,
         detail: result.terminal.detail,
       };
-    default:
+    case 'prompt':
+    case 'stdin_read':
       return { reason: result.waitReason };
   }
 }

@@ -85,7 +85,9 @@ function readMaterial(path: string, what: string): Buffer {
   try {
     return readFileSync(path);
   } catch (error) {
-    throw new Error(`cannot read ${what} ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+    throw new Error(`cannot read ${what} ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`, {
+      cause: error,
+    });
   }
 }
 

@@ -99,11 +99,16 @@ async function attached(client: ExecdClient, sessionId: string, terminalId: stri
       const detachAt = text.indexOf(DETACH_KEY);
       if (detachAt === -1) return write(text);
       write(text.slice(0, detachAt));
-      void writes
+      writes
         .then(() => client.call(TerminalDetach, ids))
         // Detaching is best effort: closing the connection ends the notifications anyway.
         .catch(() => undefined)
-        .then(() => finish(0, `[detached from ${terminalId}; it keeps running]`));
+        .then(() => finish(0, `[detached from ${terminalId}; it keeps running]`))
+        // Only the teardown in `finish` can throw here: report it and end the command all the same.
+        .catch((error: unknown) => {
+          process.stderr.write(`execd attach: ${error instanceof Error ? error.message : String(error)}\n`);
+          resolve(125);
+        });
     };
 
     const onResize = () => {

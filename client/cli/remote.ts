@@ -15,7 +15,7 @@ function readPem(env: NodeJS.ProcessEnv, name: string): Buffer | undefined {
   try {
     return readFileSync(path);
   } catch (error) {
-    throw new CliError(`execd: cannot read ${name} ${path}: ${(error as NodeJS.ErrnoException).code ?? error}`);
+    throw new CliError(`execd: cannot read ${name} ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
   }
 }
 

@@ -77,7 +77,7 @@ export const serveCommand: CommandRunner = async (argv) => {
     configFlags.defaultSandboxMode = mode.data;
   }
   const endpoint = resolveEndpoint({ socketPath: values.socket, stateDir: values['state-dir'] });
-  const listen = values.listen!.map((raw) => {
+  const listen = values.listen.map((raw) => {
     const spec = parseListenUrl(raw);
     if (typeof spec === 'string') throw usageError('serve', spec);
     return spec;

@@ -32,6 +32,6 @@ export function parseTerminalCommand<
     flags,
     positionals,
     sessionId: flags.session as string,
-    endpoint: endpointOf(flags as { socket?: string; 'state-dir'?: string }, globals),
+    endpoint: endpointOf(flags, globals),
   };
 }

@@ -106,7 +106,7 @@ export function createPersistentShellTool(options: PersistentShellOptions): Pers
         return { phase: 'none' };
       case 'timed_out':
         return outcome.interrupted ? { phase: 'ready', terminalId } : { phase: 'none' };
-      default:
+      case 'completed':
         return { phase: 'ready', terminalId };
     }
   }

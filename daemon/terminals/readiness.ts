@@ -67,7 +67,7 @@ export function waitReady(terminal: Terminal, options: WaitOptions): Promise<Wai
       terminal.onMarker((marker) => {
         if (options.markerEnds?.(marker)) finish({ reason: 'marker', marker });
         else if (marker.kind === 'prompt' && (options.promptEnds?.(marker) ?? true) && terminal.shellOwnsForeground())
-          finish({ reason: 'prompt', status: marker.kind === 'prompt' ? marker.status : undefined });
+          finish({ reason: 'prompt', status: marker.status });
       }),
     );
 
@@ -91,8 +91,10 @@ export function waitReady(terminal: Terminal, options: WaitOptions): Promise<Wai
       cleanups.push(() => clearInterval(poll));
     }
 
-    // `exited` never rejects.
-    void terminal.exited.then(() => finish({ reason: 'session_exit' }));
+    terminal.exited
+      .then(() => finish({ reason: 'session_exit' }))
+      // Cannot reject: `exited` never rejects and `finish` only clears timers and listeners.
+      .catch(() => undefined);
     if (options.token) {
       const listener = options.token.onCancellationRequested(() => finish({ reason: 'cancelled' }));
       cleanups.push(() => listener.dispose());

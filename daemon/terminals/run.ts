@@ -95,7 +95,11 @@ export async function runInTerminal(
         return result(terminal, capture, 'idle', undefined, 'inferred_idle');
       case 'session_exit':
         return result(terminal, capture, 'exited', undefined, 'session_exit');
-      default: {
+      // A marker or prompt ending the wait carries its status and returned above.
+      case 'marker':
+      case 'prompt':
+      case 'timeout':
+      case 'cancelled': {
         // Timeout or cancellation: interrupt the foreground, see whether the prompt comes back.
         signalForeground(terminal, 'SIGINT');
         const after = await waitReady(terminal, {

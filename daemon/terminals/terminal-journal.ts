@@ -46,14 +46,24 @@ export function replayTerminalJournal(text: string): TerminalJournalState {
     } catch {
       continue;
     }
-    if (entry.op === 'open') {
-      records.set(entry.record.id, entry.record);
-      nextNumber = Math.max(nextNumber, entry.record.n + 1);
-    } else if (entry.op === 'exit') {
-      const record = records.get(entry.id);
-      if (record) record.exit = entry.exit;
-    } else if (entry.op === 'forget') records.delete(entry.id);
-    else if (entry.op === 'next') nextNumber = Math.max(nextNumber, entry.n);
+    // A line with an op this version does not know matches no case and is skipped.
+    switch (entry.op) {
+      case 'open':
+        records.set(entry.record.id, entry.record);
+        nextNumber = Math.max(nextNumber, entry.record.n + 1);
+        break;
+      case 'exit': {
+        const record = records.get(entry.id);
+        if (record) record.exit = entry.exit;
+        break;
+      }
+      case 'forget':
+        records.delete(entry.id);
+        break;
+      case 'next':
+        nextNumber = Math.max(nextNumber, entry.n);
+        break;
+    }
   }
   return { nextNumber, records: [...records.values()] };
 }

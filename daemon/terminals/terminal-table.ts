@@ -58,8 +58,10 @@ export class TerminalTable {
         record.exit = { exitCode: null, signal: null, detail: RESTARTED_DETAIL, exitedAt: new Date().toISOString() };
         const killing = killRecoveredTerminal(record.pid, record.procStartTime, this.deps.graceMs()).catch(() => 0);
         this.recoveries.add(killing);
-        // `killing` cannot reject (caught above).
-        void killing.finally(() => this.recoveries.delete(killing));
+        killing
+          .finally(() => this.recoveries.delete(killing))
+          // Cannot reject: `killing` is caught above and deleting from a Set does not throw.
+          .catch(() => undefined);
       }
       this.terminals.set(record.id, restoredTerminal(record));
     }

@@ -14,10 +14,40 @@ const DEPLOY = join(import.meta.dirname, '..', '..', 'deploy');
 const DOCKERFILE = join(DEPLOY, 'Dockerfile');
 const MANIFEST = join(DEPLOY, 'kubernetes', 'execd-sandbox.yaml');
 
+/** The fields of the manifest's objects these tests read (not validated: a missing one fails a test). */
+interface Container {
+  command?: string[];
+  args?: string[];
+  ports: Array<{ name: string }>;
+  volumeMounts: Array<{ name: string }>;
+  readinessProbe?: Probe;
+  livenessProbe?: Probe;
+  startupProbe?: Probe;
+}
+interface Probe {
+  exec?: { command: string[] };
+}
+interface Secret {
+  kind: 'Secret';
+  metadata: { name: string };
+  stringData: Record<string, string>;
+}
+interface Pod {
+  kind: 'Pod';
+  metadata: { name: string; labels: Record<string, string> };
+  spec: { initContainers?: Container[]; containers: Container[]; volumes: unknown[]; securityContext: unknown };
+}
+interface Service {
+  kind: 'Service';
+  metadata: { name: string };
+  spec: { selector: Record<string, string>; ports: Array<{ targetPort: string | number }> };
+}
+type Manifest = Secret | Pod | Service;
+
 /** Every document of a YAML file, parsed by PyYAML (Debian's python3-yaml). */
-function parseYaml(path: string): Array<Record<string, any>> {
+function parseYaml(path: string): Manifest[] {
   const script = 'import json, sys, yaml; print(json.dumps(list(yaml.safe_load_all(open(sys.argv[1])))))';
-  return JSON.parse(execFileSync('/usr/bin/python3', ['-c', script, path], { encoding: 'utf8' }));
+  return JSON.parse(execFileSync('/usr/bin/python3', ['-c', script, path], { encoding: 'utf8' })) as Manifest[];
 }
 
 /** The exec-form arguments of each Dockerfile instruction `name` (`CMD ["a", "b"]`). */
@@ -41,16 +71,16 @@ function execdInvocations(words: string[]): string[][] {
 }
 
 /** Every command a pod runs: containers' command + args (a `sh -c` script split into words) and exec probes. */
-function podCommands(pod: Record<string, any>): string[][] {
+function podCommands(pod: Pod): string[][] {
   const containers = [...(pod.spec.initContainers ?? []), ...pod.spec.containers];
   const commands: string[][] = [];
   for (const container of containers) {
-    const words = [...(container.command ?? []), ...(container.args ?? [])].flatMap((part: string) =>
+    const words = [...(container.command ?? []), ...(container.args ?? [])].flatMap((part) =>
       part.split(/\s+/).filter(Boolean),
     );
     commands.push(words);
-    for (const probe of ['readinessProbe', 'livenessProbe', 'startupProbe'])
-      if (container[probe]?.exec) commands.push(container[probe].exec.command);
+    for (const probe of [container.readinessProbe, container.livenessProbe, container.startupProbe])
+      if (probe?.exec) commands.push(probe.exec.command);
   }
   return commands;
 }
@@ -107,7 +137,8 @@ describe('deploy/Dockerfile', () => {
 
 describe('deploy/kubernetes', () => {
   const docs = parseYaml(MANIFEST);
-  const byKind = (kind: string) => docs.find((doc) => doc.kind === kind)!;
+  const byKind = <K extends Manifest['kind']>(kind: K) =>
+    docs.find((doc): doc is Extract<Manifest, { kind: K }> => doc.kind === kind)!;
 
   it('parses as a Secret, a Pod and a Service that fit together', () => {
     expect(docs.map((doc) => doc.kind)).toEqual(['Secret', 'Pod', 'Service']);
@@ -116,16 +147,16 @@ describe('deploy/kubernetes', () => {
     const service = byKind('Service');
     expect(Object.keys(secret.stringData).sort()).toEqual(['client-ca.crt', 'tls.crt', 'tls.key', 'token']);
     expect(pod.spec.volumes).toContainEqual(
-      expect.objectContaining({ secret: expect.objectContaining({ secretName: secret.metadata.name }) }),
+      expect.objectContaining({ secret: expect.objectContaining({ secretName: secret.metadata.name }) as unknown }),
     );
     for (const [key, value] of Object.entries(service.spec.selector)) expect(pod.metadata.labels[key]).toBe(value);
-    const workload = pod.spec.containers[0];
-    expect(workload.ports.map((port: any) => port.name)).toContain(service.spec.ports[0].targetPort);
+    const workload = pod.spec.containers[0]!;
+    expect(workload.ports.map((port) => port.name)).toContain(service.spec.ports[0]!.targetPort);
     expect(pod.spec.securityContext).toMatchObject({ runAsNonRoot: true });
     // The workload starts execd from the shared emptyDir under tini; the probe asks `execd status`.
-    expect(workload.command.slice(0, 2)).toEqual(['/execd/bin/tini', '--']);
-    expect(pod.spec.initContainers[0].volumeMounts[0].name).toBe(workload.volumeMounts[0].name);
-    expect(workload.readinessProbe.exec.command.slice(0, 2)).toEqual(['/execd/bin/execd', 'status']);
+    expect(workload.command!.slice(0, 2)).toEqual(['/execd/bin/tini', '--']);
+    expect(pod.spec.initContainers![0]!.volumeMounts[0]!.name).toBe(workload.volumeMounts[0]!.name);
+    expect(workload.readinessProbe!.exec!.command.slice(0, 2)).toEqual(['/execd/bin/execd', 'status']);
   });
 
   it('runs only execd command lines the CLI accepts', () => {

@@ -3,6 +3,8 @@
 // stdout. Its configuration is the JSON file named by argv[2]; it reads `vanished` on stdin once
 // the test has made daemon A's host vanish.
 import { readFileSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
+import { setTimeout } from 'node:timers';
 import { createInterface } from 'node:readline';
 import { connect } from '../../dist/client/connection.js';
 import { JobRead, SessionOpen, ShellRun, ShellStart } from '../../dist/protocol/methods.js';

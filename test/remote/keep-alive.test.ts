@@ -53,7 +53,10 @@ describe('keepAliveMs', () => {
     const error = await pending;
     const afterMs = Math.round(performance.now() - frozenAt);
     console.log(`silent daemon noticed after ${afterMs} ms (keepAliveMs ${keepAliveMs})`);
-    expect(error).toMatchObject({ name: 'ExecdConnectError', message: expect.stringMatching(/keepAliveMs 600/) });
+    expect(error).toMatchObject({
+      name: 'ExecdConnectError',
+      message: expect.stringMatching(/keepAliveMs 600/) as unknown,
+    });
     expect(client.isClosed).toBe(true);
   });
 

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import { onTestFinished } from 'vitest';
 import { startDaemon, type TestDaemon, type TestDaemonOptions } from '../helpers/daemon.js';
+import type { RawMessage } from '../helpers/raw.js';
 import { makeCa, makeCert, pem, type CaFiles, type CertFiles } from './pki.js';
 
 /** A daemon listening on its socket and on `tls://127.0.0.1:<port>`. */
@@ -51,7 +52,7 @@ export async function startTlsDaemon(
 export interface RawTls {
   socket: TLSSocket;
   /** Every complete JSON-RPC message received. */
-  messages: Array<Record<string, any>>;
+  messages: RawMessage[];
   closed: Promise<void>;
   send(message: unknown): void;
 }
@@ -71,7 +72,7 @@ export function rawTls(target: TlsTestDaemon): Promise<RawTls> {
         if (end < 0) return;
         const length = Number(/Content-Length: (\d+)/i.exec(buffer.subarray(0, end).toString())?.[1]);
         if (buffer.length < end + 4 + length) return;
-        messages.push(JSON.parse(buffer.subarray(end + 4, end + 4 + length).toString()));
+        messages.push(JSON.parse(buffer.subarray(end + 4, end + 4 + length).toString()) as RawMessage);
         buffer = buffer.subarray(end + 4 + length);
       }
     });

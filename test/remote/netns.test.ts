@@ -17,6 +17,23 @@ const JOB_LINES = 2_000;
 const PORT = 7443;
 const HARNESS = join(import.meta.dirname, 'harness.mjs');
 
+/** The connection attempts the harness expects to be refused. */
+type RefusalCase = 'wrongCa' | 'wrongClientCert' | 'noClientCert' | 'wrongToken';
+/** How one of them ended (harness.mjs `refusal`). */
+interface Refusal {
+  refused: boolean;
+  name?: string;
+  message?: string;
+}
+/** The call left pending while host A vanished (harness.mjs `vanished` step). */
+interface PendingOutcome {
+  failed: boolean;
+  name?: string;
+  message?: string;
+  afterMs?: number;
+  stillB: string;
+}
+
 /** Collects a child's output as text. */
 function collect(child: ChildProcess, stream: 'stdout' | 'stderr'): () => string {
   let text = '';
@@ -92,7 +109,7 @@ describe('daemons in two network namespaces, a harness in a third', () => {
     const harness = lab.spawnIn(lab.hub, [process.execPath, HARNESS, configPath]);
     const out = collect(harness, 'stdout');
     const err = collect(harness, 'stderr');
-    const step = async (name: string) => {
+    const step = async <Facts extends object>(name: string): Promise<Facts> => {
       const line = await waitFor(
         () => {
           const found = out()
@@ -105,10 +122,10 @@ describe('daemons in two network namespaces, a harness in a third', () => {
         `the harness's ${name} step`,
         { timeoutMs: 60_000 },
       );
-      return JSON.parse(line) as Record<string, any>;
+      return JSON.parse(line) as Facts;
     };
 
-    const driven = await step('driven');
+    const driven = await step<Record<'A' | 'B', { run: string; job: string }>>('driven');
     const expected = (name: string) =>
       Array.from({ length: JOB_LINES }, (_, index) => `${name}-${index + 1}\n`).join('');
     // Each daemon ran its commands on its own host, and each job's output came back whole and alone.
@@ -117,7 +134,7 @@ describe('daemons in two network namespaces, a harness in a third', () => {
     expect(driven.A.job).toBe(expected('A'));
     expect(driven.B.job).toBe(expected('B'));
 
-    const refusals = await step('refusals');
+    const refusals = await step<Record<RefusalCase, Refusal>>('refusals');
     console.log('refusals:', JSON.stringify(refusals));
     expect(refusals.wrongCa).toMatchObject({ refused: true, name: 'ExecdConnectError' });
     expect(refusals.wrongCa.message).toMatch(/certificate/);
@@ -131,7 +148,7 @@ describe('daemons in two network namespaces, a harness in a third', () => {
     await step('pending');
     lab.vanish('A');
     harness.stdin!.write('vanished\n');
-    const vanished = await step('vanished');
+    const vanished = await step<PendingOutcome>('vanished');
     console.log(`pending call failed ${vanished.afterMs} ms after host A vanished (keepAliveMs ${KEEP_ALIVE_MS})`);
     expect(vanished).toMatchObject({ failed: true, name: 'ExecdConnectError' });
     expect(vanished.message).toMatch(/keepAliveMs/);

@@ -57,7 +57,7 @@ describe('tls:// listener', () => {
     // No `ca`: the system's CAs did not sign the throwaway certificate.
     await expect(connect(target.url, { token: target.token })).rejects.toMatchObject({
       name: 'ExecdConnectError',
-      message: expect.stringMatching(/certificate/),
+      message: expect.stringMatching(/certificate/) as unknown,
     });
     const previous = process.env.EXECD_TOKEN;
     delete process.env.EXECD_TOKEN;
@@ -85,12 +85,12 @@ describe('tls:// listener', () => {
     big.socket.write(`Content-Length: ${1024 * 1024}\r\n\r\n{"jsonrpc":"2.0"`);
     await big.closed;
     expect(big.messages[0]?.error).toMatchObject({ data: { code: 'LIMIT_EXCEEDED' } });
-    expect(big.messages[0]?.error.message).toMatch(/before initialize/);
+    expect(big.messages[0]?.error?.message).toMatch(/before initialize/);
 
     const silent = await rawTls(target);
     await silent.closed;
     expect(silent.messages[0]?.error).toMatchObject({ data: { code: 'UNAUTHORIZED' } });
-    expect(silent.messages[0]?.error.message).toMatch(/handshakeTimeoutMs/);
+    expect(silent.messages[0]?.error?.message).toMatch(/handshakeTimeoutMs/);
 
     // A peer that opens TCP but never starts TLS is dropped within handshakeTimeoutMs too.
     const plain = netConnect({ host: '127.0.0.1', port: target.port });
@@ -109,7 +109,7 @@ describe('tls:// listener', () => {
       const third = await rawTls(target);
       await third.closed;
       expect(third.messages[0]?.error).toMatchObject({ data: { code: 'LIMIT_EXCEEDED' } });
-      expect(third.messages[0]?.error.message).toMatch(/maxConnections/);
+      expect(third.messages[0]?.error?.message).toMatch(/maxConnections/);
     } finally {
       first.close();
       second.close();
@@ -152,7 +152,7 @@ describe('tls:// listener', () => {
     const error = await pending;
     expect(error).toMatchObject({
       name: 'ExecdConnectError',
-      message: expect.stringMatching(/connection to the daemon was lost/),
+      message: expect.stringMatching(/connection to the daemon was lost/) as unknown,
     });
   });
 
@@ -160,7 +160,10 @@ describe('tls:// listener', () => {
     const target = await startTlsDaemon();
     expect(await target.daemon.stop()).toBe(0);
     const refused = await connect(target.url, { ca: pem(target.ca.cert), token: target.token }).catch((e: Error) => e);
-    expect(refused).toMatchObject({ name: 'ExecdConnectError', message: expect.stringMatching(/ECONNREFUSED/) });
+    expect(refused).toMatchObject({
+      name: 'ExecdConnectError',
+      message: expect.stringMatching(/ECONNREFUSED/) as unknown,
+    });
   });
 });
 

@@ -86,7 +86,7 @@ describe('terminal events and edges', () => {
     await expect(client.call(TerminalOpen, { sessionId: 's1' })).rejects.toMatchObject({
       errorName: 'TERMINALS_UNAVAILABLE',
       code: -32011,
-      message: expect.stringMatching(/^terminals are unavailable: cannot open a PTY/),
+      message: expect.stringMatching(/^terminals are unavailable: cannot open a PTY/) as unknown,
     });
     await expect(client.call(TerminalRead, { sessionId: 's1', terminalId: 'term-1' })).rejects.toMatchObject({
       errorName: 'TERMINALS_UNAVAILABLE',

@@ -143,7 +143,7 @@ describe('terminal lifecycle', () => {
   test('bad input gets a clear error and changes nothing', async () => {
     const { client, sessionId, terminalId, run } = await shellFixture({ config: { maxStdinBytes: 1_000 } });
     const rejects = (promise: Promise<unknown>, errorName: string, message: RegExp) =>
-      expect(promise).rejects.toMatchObject({ errorName, message: expect.stringMatching(message) });
+      expect(promise).rejects.toMatchObject({ errorName, message: expect.stringMatching(message) as unknown });
     await rejects(
       client.call(TerminalRead, { sessionId, terminalId: 'term-999' }),
       'JOB_NOT_FOUND',

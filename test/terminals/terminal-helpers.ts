@@ -10,7 +10,7 @@ export interface ShellFixture {
   client: ExecdClient;
   sessionId: string;
   terminalId: string;
-  run(command: string, extra?: Partial<ParamsOf<typeof TerminalRun>>): Promise<TerminalRunResult>;
+  run: (command: string, extra?: Partial<ParamsOf<typeof TerminalRun>>) => Promise<TerminalRunResult>;
 }
 
 /** Starts a daemon (fast grace by default) and opens a shell terminal in session `s1`. */
