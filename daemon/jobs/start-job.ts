@@ -14,7 +14,7 @@ import { drainAfterExit } from '../executor/drain.js';
 import { groupAlive, signalGroup, terminateGroup, waitGroupGone } from '../executor/kill.js';
 import { HAS_PROC, readProcStat } from '../executor/proc.js';
 import { checkWorkdir, spawned, spawnShell, type ShellProcess } from '../executor/spawn.js';
-import type { Spawner } from '../executor/spawner.js';
+import { JOB_DESCRIPTOR_RESERVE, type Spawner } from '../executor/spawner.js';
 import type { Logger } from '../logger.js';
 import type { ProcessRegistry, TrackedGroup } from '../process-registry.js';
 import { Job } from './job.js';
@@ -101,7 +101,7 @@ export async function startJob(
     const missing = checkWorkdir(spec.workdir);
     if (missing) return failEarly({ kind: 'spawn-failed', reason: missing.message });
     const files = capture.stdout instanceof FileCapture ? { stdout: capture.stdout.target } : {};
-    child = spawnShell(ctx.spawner, spec, ctx.stdin, plan.argv, files);
+    child = spawnShell(ctx.spawner, spec, ctx.stdin, plan.argv, files, JOB_DESCRIPTOR_RESERVE);
     const failure = await spawned(child, plan.argv[0]!);
     if (failure)
       return failEarly({ kind: plan.runnerFailure ? 'runner-failed' : 'spawn-failed', reason: failure.message });
