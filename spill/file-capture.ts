@@ -10,6 +10,7 @@
  * the tail.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { CAPTURE_FILE_RESERVE, hasSpareDescriptors, NEAR_FILE_LIMIT } from './fd-headroom.js';
 import { closeSync, constants, fstatSync, ftruncateSync, openSync, readSync, statfsSync, unlinkSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { CollectedOutput } from '../protocol/types.js';
@@ -65,6 +66,7 @@ export function freeBytes(dir: string, anyone = false): number | undefined {
  */
 export function openFileCapture(options: FileCaptureOptions): FileCapture | Error {
   try {
+    if (!hasSpareDescriptors(CAPTURE_FILE_RESERVE)) return new Error(NEAR_FILE_LIMIT);
     ensurePrivateDir(dirname(options.path));
     const free = freeBytes(dirname(options.path));
     const needed = Math.min(MIN_FREE_BYTES, options.maxSpillBytes);

@@ -3,6 +3,7 @@
  * the page cache in microseconds, keep bytes strictly ordered, and need no backpressure dance
  * between a child's pipe and a write stream.
  */
+import { CAPTURE_FILE_RESERVE, hasSpareDescriptors, NEAR_FILE_LIMIT } from './fd-headroom.js';
 import { closeSync, constants, lstatSync, mkdirSync, openSync, unlinkSync, writeSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 
@@ -90,6 +91,7 @@ export class SpillFile {
     private readonly maxBytes: number,
   ) {
     try {
+      if (!hasSpareDescriptors(CAPTURE_FILE_RESERVE)) throw new Error(NEAR_FILE_LIMIT);
       ensurePrivateDir(dirname(path));
       this.fd = openSync(path, constants.O_WRONLY | CREATE_NOFOLLOW, 0o600);
     } catch (error) {

@@ -7,13 +7,12 @@
  * these machines, while the daemon needs none of it — it captures, kills and settles processes
  * itself.
  */
-import { EventEmitter } from 'node:events';
 import { statSync } from 'node:fs';
 import { ExecdError } from '../../protocol/errors.js';
 import { PLATFORM } from '../../protocol/platform.js';
 import type { ExecSpec } from '../../protocol/types.js';
 import type { SpawnOrder } from './spawn-messages.js';
-import type { ShellChild, Spawner } from './spawner.js';
+import { failedChild, type ShellChild, type Spawner } from './spawner.js';
 
 /** A spawned shell process; stderr is always a pipe, stdout a pipe unless it goes to a file. */
 export type ShellProcess = ShellChild;
@@ -35,7 +34,8 @@ export function checkWorkdir(workdir: string): ExecdError | undefined {
 /**
  * Starts `spec.argv` (or `argv`, when a sandbox runner wraps it) through the spawner. stdin is
  * `/dev/null` unless a string is given, which is written and closed. stdout and stderr are pipes,
- * or the capture files in `files` that the child writes straight into.
+ * or the capture files in `files` that the child writes straight into. `keepFree`: descriptors the
+ * daemon must still have free once the pipes are open (see spawner.ts).
  */
 export function spawnShell(
   spawner: Spawner,
@@ -44,10 +44,11 @@ export function spawnShell(
   argv: string[] = spec.argv,
   files: SpawnOrder['files'] = {},
   stdinPath?: string,
+  keepFree = 0,
 ): ShellProcess {
   const [file, ...args] = argv;
   try {
-    return spawnOrder(spawner, file!, args, spec, stdin, files, stdinPath);
+    return spawnOrder(spawner, file!, args, spec, stdin, files, stdinPath, keepFree);
   } catch (error) {
     // `spawn` throws for arguments it refuses (a NUL byte, …): a failed spawn, never an exception.
     return failedChild(error instanceof Error ? error : new Error(String(error)));
@@ -62,25 +63,22 @@ function spawnOrder(
   stdin: string | undefined,
   files: SpawnOrder['files'],
   stdinPath: string | undefined,
+  keepFree: number,
 ): ShellProcess {
-  return spawner.spawn({
-    file,
-    args,
-    cwd: spec.workdir,
-    env: spec.env,
-    ...(stdin === undefined ? {} : { stdin }),
-    ...(stdinPath === undefined ? {} : { stdinPath }),
-    files,
-    // POSIX: its own process group, so one signal reaches the whole tree (see platform.ts).
-    detached: PLATFORM.spawnDetached,
-  });
-}
-
-/** A child that never started: it emits 'error' on the next turn, like a failed `spawn`. */
-function failedChild(error: Error): ShellProcess {
-  const child = Object.assign(new EventEmitter(), { pid: undefined, stdout: null, stderr: null });
-  process.nextTick(() => child.emit('error', error));
-  return child;
+  return spawner.spawn(
+    {
+      file,
+      args,
+      cwd: spec.workdir,
+      env: spec.env,
+      ...(stdin === undefined ? {} : { stdin }),
+      ...(stdinPath === undefined ? {} : { stdinPath }),
+      files,
+      // POSIX: its own process group, so one signal reaches the whole tree (see platform.ts).
+      detached: PLATFORM.spawnDetached,
+    },
+    keepFree,
+  );
 }
 
 /** Resolves undefined once spawned, or with SPAWN_FAILED when the shell could not start. */

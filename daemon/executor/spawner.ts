@@ -12,6 +12,16 @@
  *   over as descriptors, so no output passes through the spawner and back-pressure is the
  *   kernel's), and its 'spawn', 'error' and 'exit' events, like a `ChildProcess`.
  *
+ * Out of file descriptors, a pipe handed over cannot be received (the kernel drops a passed
+ * descriptor the receiver has no slot for, and Node's retries of it can end the spawner), so a
+ * spawn that needs pipes starts only while the daemon has descriptors to spare for them, for the
+ * pipes still on their way and a margin (a job, which holds its pipes as long as it runs, leaves
+ * JOB_DESCRIPTOR_RESERVE more for runs); otherwise it fails at once (SPAWN_FAILED). A spawn whose
+ * pipe was dropped nonetheless fails the same way and its child's group is killed; a spawner
+ * process that cannot be started leaves every spawn inline until one can; and a spawner that
+ * answers no spawn within SPAWN_ANSWER_TIMEOUT_MS has it failed (its child killed if it comes
+ * later).
+ *
  * Killing needs neither: signals go to the process group by pid (kill.ts). When a spawner process
  * dies (killed, out of memory), the exits of its children can no longer be observed: their
  * groups are killed, their runs and jobs fail naming the cause, and a new spawner is started.
@@ -20,6 +30,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import type { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
+import { hasSpareDescriptors } from '../../spill/fd-headroom.js';
 import { signalGroup } from './kill.js';
 import { startChild } from './spawn-child.js';
 import type { FromSpawner, PipeName, SpawnOrder, ToSpawner } from './spawn-messages.js';
@@ -67,6 +78,21 @@ export class SpawnedChild extends EventEmitter {
  */
 const POOL_SIZE = 1;
 
+/**
+ * Descriptors the daemon keeps free beyond the pipes it is about to receive: its other work
+ * (capture files, the journal, an accepted connection) goes on needing a few meanwhile.
+ */
+const DESCRIPTOR_MARGIN = 2;
+
+/**
+ * Descriptors a background job's spawn leaves free beyond its own: its pipes stay open as long as
+ * it runs, so jobs alone must not take the last descriptors a foreground run needs.
+ */
+export const JOB_DESCRIPTOR_RESERVE = 4;
+
+/** How long a spawner process may take to answer a spawn before the spawn fails. */
+export const SPAWN_ANSWER_TIMEOUT_MS = 30_000;
+
 /** One spawner process and the spawns it has not answered yet. */
 interface SpawnerProcess {
   process: ChildProcess;
@@ -77,6 +103,12 @@ interface SpawnerProcess {
 interface RemoteChild {
   child: SpawnedChild;
   spawner: SpawnerProcess;
+  /** The streams that come as pipes (those without a capture file), until the spawn is answered. */
+  pipes: PipeName[];
+  /** Fails the spawn when the spawner does not answer it in time. */
+  timer: NodeJS.Timeout | undefined;
+  /** Set when the spawn failed before the spawner reported it: a child that comes later is killed. */
+  abandoned: boolean;
 }
 
 /** Where the daemon's children are spawned: in the daemon itself or by its spawner processes. */
@@ -84,6 +116,8 @@ export class Spawner {
   private readonly pool: SpawnerProcess[] = [];
   private readonly children = new Map<number, RemoteChild>();
   private nextId = 1;
+  /** Pipes of remote spawns not answered yet: descriptors the daemon is about to receive. */
+  private pipesInFlight = 0;
   /** Children spawned or being spawned that have not exited (nor failed to spawn). */
   private live = 0;
   /** Spawns made in the daemon and by the spawner processes, since start. */
@@ -92,13 +126,21 @@ export class Spawner {
 
   /** Starts the spawner processes ahead of need, so that no spawn waits for one to boot. */
   start(): void {
-    while (this.pool.length < POOL_SIZE) this.startProcess();
+    while (this.pool.length < POOL_SIZE) if (!this.startProcess()) return;
   }
 
-  /** Starts a child; watch its 'spawn', 'error' and 'exit' events. */
-  spawn(order: SpawnOrder): ShellChild {
-    const inline = this.live === 0 || this.closed;
-    const child = inline ? startChild(order) : this.spawnRemote(order);
+  /**
+   * Starts a child; watch its 'spawn', 'error' and 'exit' events. `keepFree`: descriptors that must
+   * stay free once its pipes are open.
+   */
+  spawn(order: SpawnOrder, keepFree = 0): ShellChild {
+    const pipes = pipeNames(order);
+    const needed = pipes.length + this.pipesInFlight + DESCRIPTOR_MARGIN + keepFree;
+    if (pipes.length > 0 && !hasSpareDescriptors(needed))
+      return failedChild(new Error(`fewer than ${needed} file descriptors free in the daemon for its pipes`));
+    const spawner = this.live === 0 || this.closed ? undefined : this.leastBusy();
+    const inline = spawner === undefined;
+    const child = spawner ? this.spawnRemote(spawner, order, pipes) : startChild(order);
     this.counts[inline ? 'inline' : 'spawner'] += 1;
     this.live += 1;
     let counted = true;
@@ -119,29 +161,47 @@ export class Spawner {
     for (const { process } of this.pool.splice(0)) if (process.connected) process.disconnect();
   }
 
-  private spawnRemote(order: SpawnOrder): SpawnedChild {
-    const spawner = this.leastBusy();
+  private spawnRemote(spawner: SpawnerProcess, order: SpawnOrder, pipes: PipeName[]): SpawnedChild {
     const id = this.nextId++;
     const child = new SpawnedChild();
-    this.children.set(id, { child, spawner });
+    const timer = setTimeout(
+      () => this.abandon(id, `the spawner process did not answer within ${SPAWN_ANSWER_TIMEOUT_MS} ms`),
+      SPAWN_ANSWER_TIMEOUT_MS,
+    );
+    timer.unref();
+    this.children.set(id, { child, spawner, pipes, timer, abandoned: false });
+    this.pipesInFlight += pipes.length;
     spawner.pending += 1;
     send(spawner, { t: 'spawn', id, order });
     return child;
   }
 
-  private leastBusy(): SpawnerProcess {
+  private leastBusy(): SpawnerProcess | undefined {
     if (this.pool.length < POOL_SIZE) this.startProcess();
+    if (this.pool.length === 0) return undefined;
     return this.pool.reduce((best, spawner) => (spawner.pending < best.pending ? spawner : best));
   }
 
-  private startProcess(): SpawnerProcess {
-    const process_ = fork(new URL('./spawn-worker.js', import.meta.url), [], {
-      serialization: 'advanced',
-      // Its own environment matters to nobody: every child gets its resolved one.
-      env: { PATH: process.env.PATH ?? '' },
-      execArgv: [],
-      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-    });
+  /** Starts a spawner process; undefined when it cannot be started (no descriptor or process left). */
+  private startProcess(): SpawnerProcess | undefined {
+    let process_: ChildProcess;
+    try {
+      process_ = fork(new URL('./spawn-worker.js', import.meta.url), [], {
+        serialization: 'advanced',
+        // Its own environment matters to nobody: every child gets its resolved one.
+        env: { PATH: process.env.PATH ?? '' },
+        execArgv: [],
+        stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+      });
+    } catch {
+      return undefined;
+    }
+    // A fork that failed (EMFILE, EAGAIN) has no pid, no channel and will never exit: spawns sent to
+    // it would wait forever. Its 'error' comes on the next turn.
+    if (process_.pid === undefined) {
+      process_.on('error', () => {});
+      return undefined;
+    }
     const spawner: SpawnerProcess = { process: process_, pending: 0 };
     // Never what keeps the daemon alive: the listening socket and running work do that.
     process_.unref();
@@ -167,19 +227,36 @@ export class Spawner {
     const { child } = entry;
     switch (message.t) {
       case 'pipe':
-        if (handle) child.adopt(message.stream, handle);
+        if (handle && !entry.abandoned) child.adopt(message.stream, handle);
+        else handle?.destroy();
         break;
       case 'spawned':
-        entry.spawner.pending -= 1;
+        this.answered(entry);
+        if (entry.abandoned) {
+          // Its spawn already failed: nobody follows this child, so its group goes now.
+          signalGroup(message.pid, 'SIGKILL');
+          break;
+        }
+        if (entry.pipes.some((name) => child[name] === null)) {
+          // A pipe the daemon had no descriptor free to receive was dropped: the child's output
+          // could not be read, so it does not run at all.
+          signalGroup(message.pid, 'SIGKILL');
+          this.fail(message.id, 'its output pipe could not be received (no file descriptor free in the daemon)');
+          break;
+        }
         child.pid = message.pid;
         child.emit('spawn');
         break;
       case 'error':
-        entry.spawner.pending -= 1;
+        this.answered(entry);
         this.children.delete(message.id);
-        child.emit('error', new Error(message.message));
+        if (!entry.abandoned) child.emit('error', new Error(message.message));
         break;
       case 'exit':
+        if (entry.abandoned) {
+          this.children.delete(message.id);
+          break;
+        }
         child.exited = true;
         // One read of the channel can carry 'spawned' and 'exit' together: as with a ChildProcess,
         // 'exit' comes a turn later, once whoever awaited the spawn is listening.
@@ -187,6 +264,37 @@ export class Spawner {
         this.forgetIfDone(message.id);
         break;
     }
+  }
+
+  /** The spawner answered a spawn (or gave it up): it is no longer pending nor awaited. */
+  private answered(entry: RemoteChild): void {
+    if (entry.timer === undefined) return;
+    clearTimeout(entry.timer);
+    entry.timer = undefined;
+    entry.spawner.pending -= 1;
+    this.pipesInFlight -= entry.pipes.length;
+  }
+
+  /**
+   * Fails a spawn the spawner has not answered in time; the entry stays until the spawner answers,
+   * so that a child that starts after all is killed.
+   */
+  private abandon(id: number, cause: string): void {
+    const entry = this.children.get(id);
+    if (!entry || entry.child.pid !== undefined) return;
+    this.answered(entry);
+    entry.abandoned = true;
+    entry.child.emit('error', new Error(cause));
+  }
+
+  /** Fails a spawn whose child is gone (killed): its pipes are closed and it is forgotten. */
+  private fail(id: number, cause: string): void {
+    const entry = this.children.get(id);
+    if (!entry) return;
+    this.children.delete(id);
+    entry.child.stdout?.destroy();
+    entry.child.stderr?.destroy();
+    entry.child.emit('error', new Error(cause));
   }
 
   /** A child is forgotten once it exited (its pipes are the daemon's own). */
@@ -208,6 +316,9 @@ export class Spawner {
       if (entry.spawner !== spawner) continue;
       this.children.delete(id);
       const { child } = entry;
+      const wasAbandoned = entry.abandoned;
+      this.answered(entry);
+      if (wasAbandoned) continue;
       if (child.pid === undefined) child.emit('error', new Error(cause));
       else if (!child.exited) {
         child.exited = true;
@@ -218,6 +329,18 @@ export class Spawner {
     }
     if (!this.closed) this.start();
   }
+}
+
+/** The streams of an order that come as pipes: those without a capture file. */
+function pipeNames(order: SpawnOrder): PipeName[] {
+  return (['stdout', 'stderr'] as const).filter((name) => order.files[name] === undefined);
+}
+
+/** A child that never started: it emits 'error' on the next turn, like a failed `spawn`. */
+export function failedChild(error: Error): ShellChild {
+  const child = Object.assign(new EventEmitter(), { pid: undefined, stdout: null, stderr: null });
+  process.nextTick(() => child.emit('error', error));
+  return child;
 }
 
 /** Sends a message to a spawner process, unless its channel is gone. */

@@ -14,7 +14,7 @@ import { drainAfterExit } from '../executor/drain.js';
 import { groupAlive, signalGroup, terminateGroup, waitGroupGone } from '../executor/kill.js';
 import { HAS_PROC, readProcStat } from '../executor/proc.js';
 import { checkWorkdir, spawned, spawnShell, type ShellProcess } from '../executor/spawn.js';
-import type { Spawner } from '../executor/spawner.js';
+import { JOB_DESCRIPTOR_RESERVE, type Spawner } from '../executor/spawner.js';
 import type { Logger } from '../logger.js';
 import type { ProcessRegistry, TrackedGroup } from '../process-registry.js';
 import { Job } from './job.js';
@@ -110,7 +110,15 @@ export async function startJob(
       return failEarly({ kind: 'spawn-failed', reason: `cannot open a stdin pipe: ${failureText(error)}` });
     }
     const files = capture.stdout instanceof FileCapture ? { stdout: capture.stdout.target } : {};
-    child = spawnShell(ctx.spawner, spec, stdin ? undefined : ctx.stdin, plan.argv, files, stdin?.path);
+    child = spawnShell(
+      ctx.spawner,
+      spec,
+      stdin ? undefined : ctx.stdin,
+      plan.argv,
+      files,
+      stdin?.path,
+      JOB_DESCRIPTOR_RESERVE,
+    );
     const failure = await spawned(child, plan.argv[0]!);
     stdin?.spawned();
     if (failure) {

@@ -41,9 +41,10 @@ describe('idle sessions', () => {
     expect(refused).toBeInstanceOf(ExecdRpcError);
     expect((refused as ExecdRpcError).message).toBe('maxSessions limit reached (4)');
 
+    // A session leaves the status as its close begins; its files go once its processes are gone.
     await waitFor(
-      async () => JSON.stringify(await sessionIds()) === JSON.stringify(['busy', 'held']),
-      'the idle sessions to be closed',
+      async () => JSON.stringify(await sessionIds()) === JSON.stringify(['busy', 'held']) && !existsSync(spillDir),
+      'the idle sessions to be closed with their files',
     );
     const closedAfter = Date.now() - left;
     expect(existsSync(spillDir)).toBe(false);
