@@ -15,11 +15,12 @@ import { inSession, jobIdArgument, SESSION_HELP, SESSION_OPTION } from './sessio
 export const READ_HELP = commandHelp({
   usage: 'read JOB [--follow] [--merged] [--session ID] [--json]',
   about: `Prints what JOB wrote since the last read: its stdout to stdout, its stderr to stderr. Reads
-consume, so two reads never print the same bytes. With --follow, keeps printing until the job
-ends (read from its log files page by page, so no byte is lost however fast it writes), then
-prints its exit marker to stderr and exits with its exit code (128+n after signal n). --merged prints the model's view instead: stdout, then
-[stderr] and stderr, all on stdout (with --follow, consuming reads that may drop what memory no
-longer holds, exactly as the model would see).`,
+consume, so two reads never print the same bytes. Once JOB has ended, a read prints its exit marker
+(or why it failed) to stderr and exits with its exit code (128+n after signal n, 125 when it failed
+to start). With --follow, keeps printing until the job ends (read from its log files page by page,
+so no byte is lost however fast it writes), then ends the same way. --merged prints the model's
+view instead: stdout, then [stderr] and stderr, all on stdout (with --follow, consuming reads that
+may drop what memory no longer holds, exactly as the model would see).`,
   options: [
     SESSION_HELP,
     '  --follow           print the output until the job ends',
@@ -116,13 +117,18 @@ export const readCommand: CommandRunner = async (argv, globals) => {
   const sessionId = values.session;
   const json = values.json;
   return inSession(endpointOf(values, globals), sessionId, async (client) => {
+    let job: JobSnapshot;
     if (!values.follow) {
-      printRead(await client.call(JobRead, { sessionId, jobId }), json, values.merged);
-      return 0;
+      const result = await client.call(JobRead, { sessionId, jobId });
+      printRead(result, json, values.merged);
+      // A read of a running job succeeded; one of a settled job ends as --follow would.
+      if (!settled(result.job)) return 0;
+      job = result.job;
+    } else {
+      job = values.merged
+        ? await followMerged(client, sessionId, jobId, json)
+        : await followAll(client, sessionId, jobId, json);
     }
-    const job = values.merged
-      ? await followMerged(client, sessionId, jobId, json)
-      : await followAll(client, sessionId, jobId, json);
     const marker = jobMarker(job);
     if (marker && !json) process.stderr.write(`${marker}\n`);
     return jobExitCode(job);

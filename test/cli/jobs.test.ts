@@ -51,6 +51,8 @@ describe('execd job subcommands', { timeout: 180_000 }, () => {
     const result = await follow.done;
     // stdout to stdout, stderr to stderr, the marker last.
     expect(result).toMatchObject({ code: 3, stdout: 'begin\n', stderr: 'oops\n[exit code: 3]\n' });
+    // A plain read of the settled job ends the same way: nothing new, the marker, its code.
+    expect(await world.run(['read', job])).toMatchObject({ code: 3, stdout: '', stderr: '[exit code: 3]\n' });
   });
 
   it("jobs lists real jobs: the session's as a table, --all across sessions, --json", async () => {

@@ -57,7 +57,7 @@ describe('CLI messages', { timeout: 120_000 }, () => {
     expect(await world.run(['run', '--render', '--', 'echo hi'])).toMatchObject({ code: 0, stdout: 'hi\n' });
   });
 
-  it('start of a job that cannot start prints its id, then why it failed, and exits 125', async () => {
+  it('start and read of a job that cannot start print why it failed and exit 125', async () => {
     const world = cliWorld();
     const result = await world.run(['start', '--workdir', '/does/not/exist', '--', 'true']);
     expect(result.code).toBe(125);
@@ -66,6 +66,17 @@ describe('CLI messages', { timeout: 120_000 }, () => {
     expect(result.stderr).toBe(
       `execd start: job ${jobId} failed: spawn failed: workdir does not exist: /does/not/exist\n`,
     );
+    // A read of it says the same and fails too, as `read --follow` does.
+    for (const args of [
+      ['read', jobId],
+      ['read', '--follow', jobId],
+    ]) {
+      expect(await world.run(args)).toMatchObject({
+        code: 125,
+        stdout: '',
+        stderr: `[job ${jobId}: failed (spawn failed: workdir does not exist: /does/not/exist)]\n`,
+      });
+    }
     const good = await world.run(['start', '--', 'true']);
     expect(good).toMatchObject({ code: 0, stderr: '' });
   });
