@@ -50,11 +50,20 @@ export class TailBuffer {
 
   /**
    * The bytes from whole-stream offset `from` to the end. `lossy` is true when some bytes between
-   * `from` and the window's start were already dropped from memory.
+   * `from` and the window's start were already dropped from memory. Copies only the chunks from
+   * `from` on: a reader near the end (a terminal's viewers after every chunk of output, a waiting
+   * job reader) costs what it reads, not the whole window.
    */
   sliceFrom(from: number): { bytes: Buffer; offset: number; lossy: boolean } {
     const offset = Math.min(Math.max(from, this.startOffset), this.end);
-    const bytes = this.contents().subarray(offset - this.startOffset);
-    return { bytes, offset, lossy: from < this.startOffset };
+    const lossy = from < this.startOffset;
+    if (offset === this.startOffset) return { bytes: this.contents(), offset, lossy };
+    let index = this.chunks.length;
+    let chunkStart = this.end;
+    while (chunkStart > offset) chunkStart -= this.chunks[--index]!.length;
+    const first = this.chunks[index]?.subarray(offset - chunkStart) ?? Buffer.alloc(0);
+    const rest = this.chunks.slice(index + 1);
+    const bytes = rest.length === 0 ? first : Buffer.concat([first, ...rest], this.end - offset);
+    return { bytes, offset, lossy };
   }
 }

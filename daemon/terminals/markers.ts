@@ -23,12 +23,27 @@ export function newNonce(): string {
   return randomBytes(6).toString('hex');
 }
 
+/** The shell functions that print a run's start and end markers (defined by the prompt command). */
+const START_FUNCTION = '__execd_s';
+const END_FUNCTION = '__execd_e';
+
+/** `printf` of a run's start (`s`) or end (`e`) marker with the nonce (and status) as arguments. */
+function markerPrintf(secret: string, kind: 's' | 'e', args: string): string {
+  return `printf '\\033]133;execd=${secret};${kind};%s${kind === 'e' ? ';%s' : ''}\\007' ${args}`;
+}
+
 /**
- * The `PROMPT_COMMAND` of a daemon terminal: prints `OSC 133 ; D ; <status> ; execd=<secret> BEL`
- * and un-exports itself, so the commands the shell runs do not inherit it.
+ * The `PROMPT_COMMAND` of a daemon terminal: prints `OSC 133 ; D ; <status> ; execd=<secret> BEL`,
+ * (re)defines the two marker functions the short run line calls, and un-exports itself, so the
+ * commands the shell runs do not inherit it.
  */
 export function promptCommand(secret: string): string {
-  return `printf '\\033]133;D;%s;execd=${secret}\\007' "$?"; export -n PROMPT_COMMAND`;
+  return (
+    `printf '\\033]133;D;%s;execd=${secret}\\007' "$?"; ` +
+    `${START_FUNCTION}() { ${markerPrintf(secret, 's', '"$1"')}; }; ` +
+    `${END_FUNCTION}() { ${markerPrintf(secret, 'e', '"$1" "$2"')}; }; ` +
+    'export -n PROMPT_COMMAND'
+  );
 }
 
 /** Bash `$'…'` quoting of any text as one line (newlines and controls escaped; `!` is safe in it). */
@@ -48,12 +63,24 @@ export function ansiCQuote(text: string): string {
  * The line typed for a `terminal/run`: the start marker, the command evaluated in the shell itself
  * (so `cd` and `export` persist), the end marker with its exit status. Ends with a carriage return;
  * sent as a bracketed paste when the shell's readline has paste mode on.
+ *
+ * `short`: the daemon's own shell is at its prompt, so the marker functions its prompt command
+ * defined exist, and the markers are calls of them. Readline reads and echoes a line byte by byte:
+ * the short line (63 bytes instead of 148 for `true`) made a run of `true` ~0.3 ms faster here. Otherwise (a
+ * nested shell, a replaced `PROMPT_COMMAND`) the markers are spelled out as `printf`s.
  */
-export function runLine(secret: string, nonce: string, command: string, bracketedPaste = false): string {
-  const mark = (kind: string, extra: string) => `printf '\\033]133;execd=${secret};${kind};${nonce}${extra}\\007'`;
-  const line = `${mark('s', '')}; eval ${ansiCQuote(command)}; ${mark('e', ';%s')} "$?"`;
+export function runLine(
+  secret: string,
+  nonce: string,
+  command: string,
+  options: { bracketedPaste: boolean; short: boolean },
+): string {
+  const [start, end] = options.short
+    ? [`${START_FUNCTION} ${nonce}`, `${END_FUNCTION} ${nonce} $?`]
+    : [markerPrintf(secret, 's', nonce), markerPrintf(secret, 'e', `${nonce} "$?"`)];
+  const line = `${start}; eval ${ansiCQuote(command)}; ${end}`;
   // Pasted, readline inserts the line at once instead of handling it key by key (~0.4 ms less here).
-  return bracketedPaste ? `\x1b[200~${line}\x1b[201~\r` : `${line}\r`;
+  return options.bracketedPaste ? `\x1b[200~${line}\x1b[201~\r` : `${line}\r`;
 }
 
 /** A private sequence found in the output. */

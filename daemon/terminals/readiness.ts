@@ -91,10 +91,7 @@ export function waitReady(terminal: Terminal, options: WaitOptions): Promise<Wai
       cleanups.push(() => clearInterval(poll));
     }
 
-    terminal.exited
-      .then(() => finish({ reason: 'session_exit' }))
-      // Cannot reject: `exited` never rejects and `finish` only clears timers and listeners.
-      .catch(() => undefined);
+    cleanups.push(terminal.onExit(() => finish({ reason: 'session_exit' })));
     if (options.token) {
       const listener = options.token.onCancellationRequested(() => finish({ reason: 'cancelled' }));
       cleanups.push(() => listener.dispose());

@@ -71,7 +71,10 @@ export async function runInTerminal(
   const promptAfterStart = () => started;
   try {
     if (!terminal.running) return result(terminal, capture, 'exited', undefined, 'session_exit');
-    const line = runLine(terminal.setup.secret!, nonce, request.command, terminal.bracketedPaste);
+    const line = runLine(terminal.setup.secret!, nonce, request.command, {
+      bracketedPaste: terminal.bracketedPaste,
+      short: terminal.atOwnPrompt,
+    });
     const before = waitsBefore(terminal, line);
     const timeoutMs = effectiveTimeout(request.timeoutMs, config);
     terminal.write(line);

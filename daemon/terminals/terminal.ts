@@ -78,6 +78,11 @@ export class Terminal {
   lastActivity = Date.now();
   /** Whether the program last switched bracketed paste on (`ESC [ ? 2004 h`), as readline does at each prompt. */
   bracketedPaste = false;
+  /**
+   * True from the daemon's prompt marker until the next input: the shell that printed it is at its
+   * prompt, with the marker functions its prompt command defines (see `runLine`).
+   */
+  atOwnPrompt = false;
   /** The shell's own process group, learned at its first prompt. */
   shellPgid: number | undefined;
   /** Device number of the PTY slave (the program's `tty_nr`). */
@@ -90,6 +95,7 @@ export class Terminal {
   private holdTimer: NodeJS.Timeout | undefined;
   private readonly outputListeners = new Set<OutputListener>();
   private readonly markerListeners = new Set<MarkerListener>();
+  private readonly exitListeners = new Set<() => void>();
   private readonly viewers = new Set<TerminalViewer>();
   /** Offset up to which attached viewers have been sent output. */
   private notifiedEnd = 0;
@@ -134,6 +140,18 @@ export class Terminal {
     this.exit = exit;
     this.exitedAt = new Date();
     this.markExited(exit);
+    for (const listener of [...this.exitListeners]) listener();
+    this.exitListeners.clear();
+  }
+
+  /**
+   * Calls `listener` once when the program exits; returns the unsubscribe. Waits use this rather
+   * than `exited`: a reaction on a promise that stays pending for the terminal's life is retained
+   * with everything it closes over, one per wait.
+   */
+  onExit(listener: () => void): () => void {
+    this.exitListeners.add(listener);
+    return () => this.exitListeners.delete(listener);
   }
 
   /** Device number of the PTY slave, read from the program's stat once it has it. */
@@ -160,6 +178,7 @@ export class Terminal {
   /** Writes input to the program; false when it has exited. */
   write(data: string | Buffer): boolean {
     if (!this.pty || !this.running) return false;
+    this.atOwnPrompt = false;
     (this.pty.write as (data: string | Buffer) => void)(data);
     return true;
   }
@@ -281,7 +300,10 @@ export class Terminal {
   }
 
   private emitMarker(marker: MarkerEvent): void {
-    if (marker.kind === 'prompt' && this.shellPgid === undefined) this.shellPgid = this.foregroundPgid();
+    if (marker.kind === 'prompt') {
+      this.atOwnPrompt = true;
+      if (this.shellPgid === undefined) this.shellPgid = this.foregroundPgid();
+    }
     const offset = this.scrollback.end;
     for (const listener of [...this.markerListeners]) listener(marker, offset);
   }

@@ -30,6 +30,26 @@ describe('TailBuffer', () => {
     expect(tail.sliceFrom(99).bytes.length).toBe(0);
   });
 
+  it('slices correctly from every offset across many chunks, the partly dropped first one included', () => {
+    const tail = new TailBuffer(20);
+    let all = '';
+    for (let i = 0; i < 12; i++) {
+      const part = String.fromCharCode(97 + i).repeat(1 + (i % 3));
+      tail.append(Buffer.from(part));
+      all += part;
+    }
+    const held = all.slice(-20);
+    expect(tail.start).toBe(all.length - 20);
+    for (let from = 0; from <= all.length + 1; from++) {
+      const slice = tail.sliceFrom(from);
+      const offset = Math.min(Math.max(from, tail.start), tail.end);
+      expect(slice).toMatchObject({ offset, lossy: from < tail.start });
+      expect(slice.bytes.toString()).toBe(held.slice(offset - tail.start));
+    }
+    // Slicing never changed what is held.
+    expect(tail.contents().toString()).toBe(held);
+  });
+
   it('ignores empty chunks', () => {
     const tail = new TailBuffer(4);
     tail.append(Buffer.alloc(0));
