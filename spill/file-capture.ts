@@ -138,8 +138,8 @@ export class FileCapture {
   /** The last `maxBytes` bytes as answered, ending at the answered size; set by `finish`. */
   private tail: Buffer | undefined;
 
+  /** Made by `openFileCapture`, which has made its directory private and checked its room. */
   constructor(private readonly options: FileCaptureOptions) {
-    ensurePrivateDir(dirname(options.path));
     // Read-write: the daemon reads the tail back through the same descriptor.
     this.fd = openSync(options.path, constants.O_RDWR | CREATE_NOFOLLOW, 0o600);
     // Open means in use: the retention sweep leaves the file alone until it is released.

@@ -61,17 +61,18 @@ export const openSpillFiles = new OpenFiles();
 export function ensurePrivateDir(dir: string): void {
   const parent = dirname(dir);
   // The common case, a directory made by an earlier run, costs two lstat calls and no exception.
-  if (lstatSync(dir, { throwIfNoEntry: false }) === undefined) {
+  let info = lstatSync(dir, { throwIfNoEntry: false });
+  if (info === undefined) {
     mkdirSync(parent, { recursive: true, mode: 0o700 });
     try {
       mkdirSync(dir, { mode: 0o700 });
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     }
+    info = lstatSync(dir);
   }
-  for (const place of [dir, parent]) {
-    if (!lstatSync(place).isDirectory()) throw new Error(`${place} is not a directory (a symlink is never followed)`);
-  }
+  if (!info.isDirectory()) throw new Error(`${dir} is not a directory (a symlink is never followed)`);
+  if (!lstatSync(parent).isDirectory()) throw new Error(`${parent} is not a directory (a symlink is never followed)`);
 }
 
 /**

@@ -3,7 +3,7 @@ import { existsSync, fstatSync, mkdtempSync, readFileSync, rmSync, statSync, wri
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FileCapture } from '../../spill/file-capture.js';
+import { openFileCapture, type FileCapture } from '../../spill/file-capture.js';
 import { waitFor } from '../helpers/wait.js';
 
 let dir: string;
@@ -15,7 +15,8 @@ afterEach(() => {
 
 function capture(maxBytes: number, maxSpillBytes = 1 << 20): FileCapture {
   dir = mkdtempSync(join(tmpdir(), 'execd-file-capture-'));
-  const made = new FileCapture({ maxBytes, maxSpillBytes, path: join(dir, 'spill', 's', 'run.stdout') });
+  const made = openFileCapture({ maxBytes, maxSpillBytes, path: join(dir, 'spill', 's', 'run.stdout') });
+  if (made instanceof Error) throw made;
   captures.push(made);
   return made;
 }
