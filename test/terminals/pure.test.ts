@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, onTestFinished, test } from 'vitest';
 import { CrlfStream, crlfToLf } from '../../daemon/terminals/crlf.js';
 import { ansiCQuote, MarkerFilter, parseMarker, runLine, type FilteredPiece } from '../../daemon/terminals/markers.js';
+import { boundedTail } from '../../daemon/terminals/output.js';
 import { Scrollback } from '../../daemon/terminals/scrollback.js';
 import { StdinWaitDetector } from '../../daemon/terminals/stdin-wait.js';
 import { replayTerminalJournal, TerminalJournal } from '../../daemon/terminals/terminal-journal.js';
@@ -72,6 +73,15 @@ describe('run line', () => {
     expect(runLine(SECRET, 'n9', 'true', { bracketedPaste: true, short: true })).toBe(
       "\x1b[200~__execd_s n9; eval $'true'; __execd_e n9 $?\x1b[201~\r",
     );
+  });
+});
+
+describe('boundedTail', () => {
+  test('keeps short output whole and cuts long output to its last bytes, never inside a character', () => {
+    expect(boundedTail(Buffer.from('a\r\nb\r\n'), 10)).toEqual({ text: 'a\nb\n', truncated: false, bytes: 4 });
+    // 'é' is two bytes: a cut that would start inside it starts after it.
+    expect(boundedTail(Buffer.from('xé\r\nyz'), 4)).toEqual({ text: '\nyz', truncated: true, bytes: 6 });
+    expect(boundedTail(Buffer.from('x\r\nyz'), 3)).toEqual({ text: '\nyz', truncated: true, bytes: 4 });
   });
 });
 
