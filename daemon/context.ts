@@ -21,6 +21,8 @@ export interface DaemonContext {
   readonly startedAt: Date;
   readonly stateDir: string;
   readonly socketPath: string;
+  /** URLs of the network listeners (`--listen`), filled once they listen. */
+  readonly listenerUrls: string[];
   readonly paths: ReturnType<typeof statePaths>;
   readonly token: string;
   readonly platform: PlatformFacts;

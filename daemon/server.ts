@@ -162,6 +162,7 @@ async function startOwnedDaemon(
     startedAt,
     stateDir: options.stateDir,
     socketPath: options.socketPath,
+    listenerUrls: [],
     paths,
     token: ensureToken(paths.token),
     platform,
@@ -282,6 +283,7 @@ async function startOwnedDaemon(
     };
     try {
       network = await openNetworkListeners(options.listen, options.tls ?? {}, listenerContext, accept);
+      context.listenerUrls.push(...network.urls);
     } catch (error) {
       listener.server.close();
       listener.removeSocket();

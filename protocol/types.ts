@@ -215,6 +215,8 @@ export interface DaemonStatusResult {
   processes: number;
   /** Children spawned so far in the daemon itself (nothing else was running) and by its spawner process. */
   spawns: { inline: number; spawner: number };
+  /** URLs of the network listeners beside the socket (`tls://…`, `tcp://…`); empty without `--listen`. */
+  listeners: string[];
   spill: { files: number; bytes: number };
   config: Config;
 }

@@ -27,6 +27,7 @@ export function formatStatus(status: DaemonStatusResult, endpoint: Endpoint): st
       ['pid', String(status.pid)],
       ['uptime', formatDuration(status.uptimeMs)],
       ['socket', endpoint.socketPath],
+      ...status.listeners.map((url) => ['listening', url]),
       ['state dir', endpoint.stateDir],
       ['jobs', `${status.jobs.running} running, ${status.jobs.settled} settled`],
       ['processes', String(status.processes)],

@@ -46,6 +46,7 @@ export const daemonHandlers = [
     terminals: daemon.terminals.counts(),
     processes: daemon.processes.count,
     spawns: { ...daemon.spawner.counts },
+    listeners: [...daemon.listenerUrls],
     spill: await spillUsage(daemon.paths.spill),
     config: daemon.config.get(),
   })),

@@ -40,6 +40,8 @@ describe('tls:// listener', () => {
       const local = await target.daemon.connect();
       const status = await local.call(DaemonStatus, {});
       expect(status.sessions.map((session) => session.sessionId)).toContain('r');
+      // Its status names the network listener it is reachable on.
+      expect(status.listeners).toEqual([target.url]);
     } finally {
       remote.close();
     }
@@ -188,7 +190,9 @@ describe('execd serve --listen', () => {
     const tcpUrl = /"tcp:\/\/127\.0\.0\.1:\d+"/.exec(target.daemon.stderr())![0].slice(1, -1);
     const client = await connect(tcpUrl, { token: target.token });
     try {
-      expect((await client.call(DaemonStatus, {})).pid).toBe(target.daemon.pid);
+      const status = await client.call(DaemonStatus, {});
+      expect(status.pid).toBe(target.daemon.pid);
+      expect(status.listeners).toEqual([target.url, tcpUrl]);
     } finally {
       client.close();
     }
