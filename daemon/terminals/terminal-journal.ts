@@ -4,6 +4,7 @@
  * never reused) and finds terminals a crash left open. Rewritten compactly at each start.
  */
 import { closeSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from 'node:fs';
+import { lazySchema } from '../../protocol/zod.js';
 
 /** One journaled terminal. */
 export interface TerminalRecord {
@@ -34,19 +35,63 @@ export interface TerminalJournalState {
   records: TerminalRecord[];
 }
 
-/** Replays journal text (a torn last line is ignored). Pure. */
-export function replayTerminalJournal(text: string): TerminalJournalState {
+/** The schema of one journal line (built on first use). */
+const entrySchema = lazySchema((z) => {
+  const count = z.number().int().nonnegative();
+  const isoDate = z.string().refine((text) => !Number.isNaN(Date.parse(text)));
+  const id = z.string().regex(/^term-\d+$/);
+  const exit = z.object({
+    exitCode: z.number().int().nullable(),
+    signal: z.string().nullable(),
+    detail: z.string().optional(),
+    exitedAt: isoDate,
+  });
+  const record = z.object({
+    id,
+    n: z.number().int().positive(),
+    sessionId: z.string().min(1),
+    name: z.string().optional(),
+    argv: z.array(z.string()).min(1),
+    cwd: z.string(),
+    pid: count,
+    procStartTime: z.number().optional(),
+    cols: z.number().int().positive(),
+    rows: z.number().int().positive(),
+    startedAt: isoDate,
+    exit: exit.optional(),
+  });
+  return z.discriminatedUnion('op', [
+    z.object({ op: z.literal('open'), record }),
+    z.object({ op: z.literal('exit'), id, exit }),
+    z.object({ op: z.literal('forget'), id }),
+    z.object({ op: z.literal('next'), n: z.number().int().positive() }),
+  ]);
+});
+
+/**
+ * Replays journal text. Pure. A line that is not a valid entry — torn by a crash, damaged, or of an
+ * op this version does not know — is skipped and counted, and the rest still counts: one bad line
+ * must not lose the terminals (and their processes) the others name.
+ */
+export function replayTerminalJournal(text: string): TerminalJournalState & { skipped: number } {
   const records = new Map<string, TerminalRecord>();
   let nextNumber = 1;
+  let skipped = 0;
   for (const line of text.split('\n')) {
     if (!line.trim()) continue;
-    let entry: TerminalJournalEntry;
+    let value: unknown;
     try {
-      entry = JSON.parse(line) as TerminalJournalEntry;
+      value = JSON.parse(line);
     } catch {
+      skipped += 1;
       continue;
     }
-    // A line with an op this version does not know matches no case and is skipped.
+    const parsed = entrySchema().safeParse(value);
+    if (!parsed.success) {
+      skipped += 1;
+      continue;
+    }
+    const entry = parsed.data as TerminalJournalEntry;
     switch (entry.op) {
       case 'open':
         records.set(entry.record.id, entry.record);
@@ -65,7 +110,7 @@ export function replayTerminalJournal(text: string): TerminalJournalState {
         break;
     }
   }
-  return { nextNumber, records: [...records.values()] };
+  return { nextNumber, records: [...records.values()], skipped };
 }
 
 /** Appends before a compaction is considered at all. */
@@ -84,13 +129,15 @@ export class TerminalJournal {
     private readonly current: () => TerminalJournalState,
   ) {}
 
-  /** Reads what a previous daemon left (a missing file is an empty state). */
-  load(): TerminalJournalState {
+  /** Reads what a previous daemon left (a missing or unreadable file is an empty state). */
+  load(): TerminalJournalState & { skipped: number } {
+    let text: string;
     try {
-      return replayTerminalJournal(readFileSync(this.path, 'utf8'));
+      text = readFileSync(this.path, 'utf8');
     } catch {
-      return { nextNumber: 1, records: [] };
+      return { nextNumber: 1, records: [], skipped: 0 };
     }
+    return replayTerminalJournal(text);
   }
 
   /** Rewrites the journal as `state` and keeps it open for appends. */

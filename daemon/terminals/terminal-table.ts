@@ -50,6 +50,9 @@ export class TerminalTable {
    */
   restore(): number {
     const state = this.journal.load();
+    if (state.skipped > 0) {
+      this.deps.log.warn({ skipped: state.skipped }, 'terminal journal: lines that are not valid entries skipped');
+    }
     this.nextNumber = Math.max(this.nextNumber, state.nextNumber);
     let interrupted = 0;
     for (const record of state.records) {

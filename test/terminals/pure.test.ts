@@ -128,19 +128,49 @@ describe('terminal journal', () => {
       pid: 10,
       cols: 80,
       rows: 24,
-      startedAt: 'x',
+      startedAt: '2026-12-03T03:00:00.000Z',
     };
     const lines = [
       { op: 'next', n: 3 },
       { op: 'open', record },
       { op: 'open', record: { ...record, id: 'term-5', n: 5 } },
-      { op: 'exit', id: 'term-4', exit: { exitCode: 0, signal: null, exitedAt: 'y' } },
+      { op: 'exit', id: 'term-4', exit: { exitCode: 0, signal: null, exitedAt: '2026-12-03T03:00:01.000Z' } },
       { op: 'forget', id: 'term-5' },
     ];
     const state = replayTerminalJournal(lines.map((line) => JSON.stringify(line)).join('\n') + '\n{"op":"ope');
     expect(state.nextNumber).toBe(6);
     expect(state.records).toHaveLength(1);
     expect(state.records[0]!.exit?.exitCode).toBe(0);
+    expect(state.skipped).toBe(1);
+  });
+
+  test('skips and counts damaged lines anywhere, keeping every valid entry around them', () => {
+    const record = {
+      id: 'term-2',
+      n: 2,
+      sessionId: 's',
+      argv: ['bash'],
+      cwd: '/',
+      pid: 10,
+      cols: 80,
+      rows: 24,
+      startedAt: '2026-12-03T03:00:00.000Z',
+    };
+    const lines = [
+      JSON.stringify({ op: 'open', record }),
+      'null',
+      '{"op":"open","record":null}',
+      JSON.stringify({ op: 'open', record: { ...record, id: 'term-9', n: 9, startedAt: 'yesterday' } }),
+      JSON.stringify({ op: 'exit', id: 'term-2', exit: { exitCode: 'zero', signal: null, exitedAt: 'now' } }),
+      JSON.stringify({ op: 'rename', id: 'term-2' }),
+      JSON.stringify({ op: 'open', record: { ...record, id: 'term-3', n: 3 } }),
+    ];
+    const state = replayTerminalJournal(lines.join('\n'));
+    expect(state.skipped).toBe(5);
+    expect(state.records.map((kept) => kept.id)).toEqual(['term-2', 'term-3']);
+    expect(state.records[0]!.exit).toBeUndefined();
+    // An invalid line's number does not move the ids on.
+    expect(state.nextNumber).toBe(4);
   });
 });
 
@@ -158,7 +188,7 @@ describe('terminal journal compaction', () => {
       pid: 1,
       cols: 80,
       rows: 24,
-      startedAt: 'x',
+      startedAt: '2026-12-03T03:00:00.000Z',
     };
     let next = 8;
     const journal = new TerminalJournal(path, () => ({ nextNumber: next, records: [record] }));
