@@ -91,7 +91,7 @@ export function replayTerminalJournal(text: string): TerminalJournalState & { sk
       skipped += 1;
       continue;
     }
-    const entry = parsed.data as TerminalJournalEntry;
+    const entry = parsed.data;
     switch (entry.op) {
       case 'open':
         records.set(entry.record.id, entry.record);
