@@ -2,8 +2,9 @@
  * `output/read` (SPEC §10): a client that cannot open the daemon's files (another container,
  * another host) pages through every spill and log file the daemon reported to its session — and
  * through nothing else. A path is readable when it is, character for character, a foreground
- * run's spill path answered to that session or a log file of one of the session's jobs; the file
- * opened must be that very file (no symlink, no second link, nothing swapped in since).
+ * run's spill path answered to that session (or, after a restart, left in its spill directory by
+ * an earlier daemon) or a log file of one of the session's jobs; the file opened must be that very
+ * file (no symlink, no second link, nothing swapped in since).
  */
 import { closeSync, constants, fstatSync, lstatSync, openSync, type Stats } from 'node:fs';
 import { dirname, normalize } from 'node:path';
@@ -12,6 +13,7 @@ import type { OutputReadResult } from '../protocol/types.js';
 import { readAt } from '../spill/file-capture.js';
 import { openSpillFiles } from '../spill/spill-file.js';
 import type { DaemonContext } from './context.js';
+import { sessionSpillDir } from './session-lifecycle.js';
 import { decodePage } from './jobs/stream-read.js';
 
 /** Records spill paths answered to a session, so that `output/read` may open them later. */
@@ -25,13 +27,23 @@ export function recordReportedOutputs(
   for (const path of paths) if (path !== undefined) session.reportedOutputs.add(path);
 }
 
-/** True when `path` was reported to the session: a run's spill file or a log file of one of its jobs. */
+/**
+ * True when `path` was reported to the session: a run's spill file or a log file of one of its
+ * jobs — or a file in the session's own spill directory that an earlier daemon wrote (last
+ * modified before this one started). The list of reported run files lives in memory and is gone
+ * after a restart; what an earlier daemon left in the session's directory was the session's
+ * output, and its runs are the only ones that could have reported it.
+ */
 function reportedTo(daemon: DaemonContext, sessionId: string, path: string): boolean {
   if (daemon.sessions.get(sessionId)?.reportedOutputs.has(path)) return true;
-  return daemon.jobs.list(sessionId).some((job) => {
+  const ofJob = daemon.jobs.list(sessionId).some((job) => {
     const { stdout, stderr } = job.identity.logPaths;
     return path === stdout || path === stderr;
   });
+  if (ofJob) return true;
+  if (dirname(path) !== sessionSpillDir(daemon, sessionId)) return false;
+  const stats = lstatOrNone(path);
+  return stats !== undefined && stats.isFile() && stats.mtimeMs < daemon.startedAt.getTime();
 }
 
 const forbidden = (path: string, sessionId: string, why: string) =>

@@ -235,6 +235,26 @@ describe('output/read after a restart', { timeout: 120_000 }, () => {
     const c3 = await second.session('s2');
     expect((await failureOf(c3.call(OutputRead, { sessionId: 's2', path: job.stdoutPath! }))).name).toBe('FORBIDDEN');
   });
+
+  it("still pages a foreground run's spill file: an earlier daemon left it in the session's directory", async () => {
+    const first = await startDaemon({ config: { maxOutputBytes: 1000 } });
+    const c1 = await first.session('s1');
+    const run = await c1.call(ShellRun, { sessionId: 's1', command: 'seq 1 2000' });
+    const spillPath = run.stdout.spillPath!;
+    expect(spillPath).toBeDefined();
+    expect(await first.stop()).toBe(0);
+    const second = await startDaemon({ stateDir: first.stateDir, socketPath: join(first.dir, 'run2', 'execd.sock') });
+    const c2 = await second.session('s1');
+    const page = await c2.call(OutputRead, { sessionId: 's1', path: spillPath });
+    expect(page.text).toBe(Array.from({ length: 2000 }, (_, i) => `${i + 1}\n`).join(''));
+    expect(page).toMatchObject({ offset: 0, eof: true });
+    // Still only the session's own: another session may not read it, nor s1 a file made after the start.
+    const c3 = await second.session('s2');
+    expect((await failureOf(c3.call(OutputRead, { sessionId: 's2', path: spillPath }))).name).toBe('FORBIDDEN');
+    const planted = join(dirname(spillPath), 'run-999998.stdout');
+    writeFileSync(planted, 'planted\n');
+    expect((await failureOf(c2.call(OutputRead, { sessionId: 's1', path: planted }))).name).toBe('FORBIDDEN');
+  });
 });
 
 describe('job/peek from the log file', { timeout: 120_000 }, () => {
