@@ -66,8 +66,8 @@ export function ansiCQuote(text: string): string {
  *
  * `short`: the daemon's own shell is at its prompt, so the marker functions its prompt command
  * defined exist, and the markers are calls of them. Readline reads and echoes a line byte by byte:
- * the short line (63 bytes instead of 148 for `true`) made a run of `true` ~0.3 ms faster here. Otherwise (a
- * nested shell, a replaced `PROMPT_COMMAND`) the markers are spelled out as `printf`s.
+ * the short line (63 bytes instead of 148 for `true`) made a run of `true` ~0.3 ms faster here.
+ * Otherwise (a nested shell, a replaced `PROMPT_COMMAND`) the markers are spelled out as `printf`s.
  */
 export function runLine(
   secret: string,
