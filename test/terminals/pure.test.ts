@@ -8,7 +8,11 @@ import { ansiCQuote, MarkerFilter, parseMarker, runLine, type FilteredPiece } fr
 import { boundedTail } from '../../daemon/terminals/output.js';
 import { Scrollback } from '../../daemon/terminals/scrollback.js';
 import { StdinWaitDetector } from '../../daemon/terminals/stdin-wait.js';
-import { replayTerminalJournal, TerminalJournal } from '../../daemon/terminals/terminal-journal.js';
+import {
+  replayTerminalJournal,
+  TerminalJournal,
+  type TerminalRecord,
+} from '../../daemon/terminals/terminal-journal.js';
 
 const SECRET = 'abc123';
 
@@ -117,19 +121,24 @@ describe('StdinWaitDetector', () => {
   });
 });
 
+/** A journaled terminal `term-<n>`. */
+function journalRecord(n: number, pid = 10): TerminalRecord {
+  return {
+    id: `term-${n}`,
+    n,
+    sessionId: 's',
+    argv: ['bash'],
+    cwd: '/',
+    pid,
+    cols: 80,
+    rows: 24,
+    startedAt: '2026-12-03T03:00:00.000Z',
+  };
+}
+
 describe('terminal journal', () => {
   test('replays opens, exits and forgets; ids continue past every number seen; a torn line is ignored', () => {
-    const record = {
-      id: 'term-4',
-      n: 4,
-      sessionId: 's',
-      argv: ['bash'],
-      cwd: '/',
-      pid: 10,
-      cols: 80,
-      rows: 24,
-      startedAt: '2026-12-03T03:00:00.000Z',
-    };
+    const record = journalRecord(4);
     const lines = [
       { op: 'next', n: 3 },
       { op: 'open', record },
@@ -145,17 +154,7 @@ describe('terminal journal', () => {
   });
 
   test('skips and counts damaged lines anywhere, keeping every valid entry around them', () => {
-    const record = {
-      id: 'term-2',
-      n: 2,
-      sessionId: 's',
-      argv: ['bash'],
-      cwd: '/',
-      pid: 10,
-      cols: 80,
-      rows: 24,
-      startedAt: '2026-12-03T03:00:00.000Z',
-    };
+    const record = journalRecord(2);
     const lines = [
       JSON.stringify({ op: 'open', record }),
       'null',
@@ -179,17 +178,7 @@ describe('terminal journal compaction', () => {
     const dir = mkdtempSync(join(tmpdir(), 'execd-journal-'));
     onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
     const path = join(dir, 'terminals.journal');
-    const record = {
-      id: 'term-7',
-      n: 7,
-      sessionId: 's',
-      argv: ['bash'],
-      cwd: '/',
-      pid: 1,
-      cols: 80,
-      rows: 24,
-      startedAt: '2026-12-03T03:00:00.000Z',
-    };
+    const record = journalRecord(7, 1);
     let next = 8;
     const journal = new TerminalJournal(path, () => ({ nextNumber: next, records: [record] }));
     journal.rewrite({ nextNumber: next, records: [record] });
