@@ -5,6 +5,9 @@
  * interleave them with the daemon's runs.
  */
 import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { onCleanup } from './cleanup.js';
 
@@ -68,10 +71,10 @@ export async function startPexpect(): Promise<TerminalBaseline> {
   };
 }
 
-/** Runs a tmux client command on the bench's own server; resolves when it exits 0. */
-function tmux(socketName: string, args: string[]): Promise<void> {
+/** Runs a tmux client command on the bench's own server (its socket `socket`); resolves when it exits 0. */
+function tmux(socket: string, args: string[]): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn('tmux', ['-L', socketName, ...args], { stdio: 'ignore' });
+    const child = spawn('tmux', ['-S', socket, ...args], { stdio: 'ignore' });
     child.once('error', reject);
     child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`tmux ${args[0]} exited ${code}`))));
   });
@@ -79,17 +82,22 @@ function tmux(socketName: string, args: string[]): Promise<void> {
 
 /** Starts a tmux server with one `bash -i`; each round is `send-keys 'true; tmux wait-for -S'` + `wait-for`. */
 export async function startTmux(): Promise<TerminalBaseline> {
-  const socketName = `execd-bench-${process.pid}`;
-  const kill = () => spawnSync('tmux', ['-L', socketName, 'kill-server'], { stdio: 'ignore' });
+  // The server's socket lives in a temp dir of its own, removed with it.
+  const dir = mkdtempSync(join(tmpdir(), 'execd-bench-tmux-'));
+  const socket = join(dir, 'tmux.sock');
+  const kill = () => {
+    spawnSync('tmux', ['-S', socket, 'kill-server'], { stdio: 'ignore' });
+    rmSync(dir, { recursive: true, force: true });
+  };
   const forget = onCleanup(kill);
-  await tmux(socketName, ['new-session', '-d', '-s', 'b6', '-x', '80', '-y', '24', 'bash --noprofile --norc -i']);
+  await tmux(socket, ['new-session', '-d', '-s', 'b6', '-x', '80', '-y', '24', 'bash --noprofile --norc -i']);
   let n = 0;
   return {
     async round() {
       const channel = `b6-${++n}`;
       const start = performance.now();
-      const waited = tmux(socketName, ['wait-for', channel]);
-      await tmux(socketName, ['send-keys', '-t', 'b6', `true; tmux -L ${socketName} wait-for -S ${channel}`, 'Enter']);
+      const waited = tmux(socket, ['wait-for', channel]);
+      await tmux(socket, ['send-keys', '-t', 'b6', `true; tmux -S ${socket} wait-for -S ${channel}`, 'Enter']);
       await waited;
       return performance.now() - start;
     },

@@ -3,6 +3,9 @@
  * attach test runs the CLI for real inside tmux: send-keys types, capture-pane reads the screen.
  */
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import type { TerminalSnapshot } from '../../protocol/terminal.js';
 import { cliWorld, type CliWorld } from '../helpers/cli.js';
@@ -18,6 +21,11 @@ async function ok(world: CliWorld, args: string[]) {
 async function snapshot(world: CliWorld, id: string): Promise<TerminalSnapshot | undefined> {
   const list = JSON.parse((await ok(world, ['term', 'list', '--json'])).stdout) as TerminalSnapshot[];
   return list.find((terminal) => terminal.id === id);
+}
+
+/** A socket path for a private tmux server, in a temp dir of its own (removed after its kill-server). */
+function tmuxSocket(): string {
+  return join(mkdtempSync(join(tmpdir(), 'execd-tmux-')), 'tmux.sock');
 }
 
 describe('execd term and execd attach', { timeout: 120_000 }, () => {
@@ -85,14 +93,15 @@ describe('execd term and execd attach', { timeout: 120_000 }, () => {
     const id = (await ok(world, ['term', 'open'])).stdout.trim();
     await ok(world, ['term', 'send', id, 'echo before-attach']);
 
-    const server = `execd-test-${process.pid}-${Date.now()}`;
+    const server = tmuxSocket();
     const tmux = (...args: string[]) => {
-      const result = spawnSync('tmux', ['-L', server, ...args], { encoding: 'utf8', env: world.env });
+      const result = spawnSync('tmux', ['-S', server, ...args], { encoding: 'utf8', env: world.env });
       if (result.status !== 0) throw new Error(`tmux ${args[0]}: ${result.stderr}`);
       return result.stdout;
     };
     onTestFinished(() => {
-      spawnSync('tmux', ['-L', server, 'kill-server'], { stdio: 'ignore' });
+      spawnSync('tmux', ['-S', server, 'kill-server'], { stdio: 'ignore' });
+      rmSync(dirname(server), { recursive: true, force: true });
     });
     const command = `env EXECD_SOCKET='${world.socketPath}' EXECD_STATE_DIR='${world.stateDir}' '${process.execPath}' '${CLI}' attach ${id}; echo "attach-exit=$?"; sleep 60`;
     tmux('new-session', '-d', '-s', 'a', '-x', '100', '-y', '30', command);
@@ -139,11 +148,12 @@ describe('execd term and execd attach', { timeout: 120_000 }, () => {
   it('attach ends with the terminal exit line when its program exits', async () => {
     const world = cliWorld();
     const id = (await ok(world, ['term', 'open'])).stdout.trim();
-    const server = `execd-test-${process.pid}-${Date.now()}`;
+    const server = tmuxSocket();
     const tmux = (...args: string[]) =>
-      spawnSync('tmux', ['-L', server, ...args], { encoding: 'utf8', env: world.env }).stdout;
+      spawnSync('tmux', ['-S', server, ...args], { encoding: 'utf8', env: world.env }).stdout;
     onTestFinished(() => {
-      spawnSync('tmux', ['-L', server, 'kill-server'], { stdio: 'ignore' });
+      spawnSync('tmux', ['-S', server, 'kill-server'], { stdio: 'ignore' });
+      rmSync(dirname(server), { recursive: true, force: true });
     });
     const command = `env EXECD_SOCKET='${world.socketPath}' EXECD_STATE_DIR='${world.stateDir}' '${process.execPath}' '${CLI}' attach ${id}; echo "attach-exit=$?"; sleep 60`;
     tmux('new-session', '-d', '-s', 'a', '-x', '80', '-y', '24', command);

@@ -6,15 +6,16 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { openFileCapture, type FileCapture } from '../../spill/file-capture.js';
 import { waitFor } from '../helpers/wait.js';
 
-let dir: string;
+const dirs: string[] = [];
 const captures: FileCapture[] = [];
 afterEach(() => {
   for (const capture of captures.splice(0)) capture.release();
-  rmSync(dir, { recursive: true, force: true });
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
 function capture(maxBytes: number, maxSpillBytes = 1 << 20): FileCapture {
-  dir = mkdtempSync(join(tmpdir(), 'execd-file-capture-'));
+  const dir = mkdtempSync(join(tmpdir(), 'execd-file-capture-'));
+  dirs.push(dir);
   const made = openFileCapture({ maxBytes, maxSpillBytes, path: join(dir, 'spill', 's', 'run.stdout') });
   if (made instanceof Error) throw made;
   captures.push(made);
@@ -30,7 +31,7 @@ describe('FileCapture', () => {
     const c = capture(10);
     write(c, 'hello');
     expect(c.finish()).toEqual({ text: 'hello', truncated: false });
-    expect(existsSync(join(dir, 'spill', 's', 'run.stdout'))).toBe(false);
+    expect(existsSync(c.target.path)).toBe(false);
   });
 
   it('keeps the complete stream from byte 0 in an owner-only file once it passes maxBytes', () => {
@@ -49,7 +50,7 @@ describe('FileCapture', () => {
     write(c, '0123456789abcdef');
     const result = c.finish();
     expect(result).toEqual({ text: 'cdef', truncated: true });
-    expect(existsSync(join(dir, 'spill', 's', 'run.stdout'))).toBe(false);
+    expect(existsSync(c.target.path)).toBe(false);
   });
 
   it('never starts the tail inside a multi-byte character, and decodes invalid bytes as U+FFFD', () => {
