@@ -102,6 +102,8 @@ export async function drainAfterExit(
   graceMs: number,
   kill: Promise<unknown>,
 ): Promise<void> {
+  // The common case, a child without pipes whose group is gone with it: nothing can still write.
+  if (!child.stdout && !child.stderr && !groupAlive(pgid)) return;
   let over = false;
   const pipes = Promise.all([closed(child.stdout), closed(child.stderr)]);
   const fds = child.captureFds ?? [];
@@ -113,7 +115,15 @@ export async function drainAfterExit(
         ? Promise.resolve()
         : waitGroupGone(pgid, graceMs);
   }
-  const grace = child.paused ? unpausedDelay(graceMs, child.paused, () => over) : delay(graceMs);
-  await Promise.race([Promise.all([pipes, files]), grace, kill]);
-  over = true;
+  let timer: NodeJS.Timeout | undefined;
+  const grace = child.paused
+    ? unpausedDelay(graceMs, child.paused, () => over)
+    : new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs).unref()));
+  try {
+    await Promise.race([Promise.all([pipes, files]), grace, kill]);
+  } finally {
+    over = true;
+    // No grace timer outlives the drain: a run a second would otherwise keep graceMs of them pending.
+    clearTimeout(timer);
+  }
 }
