@@ -9,6 +9,7 @@ import { TerminalClose, TerminalOpen, TerminalRun } from '../../protocol/methods
 import { waitPidsGone } from '../helpers/daemon.js';
 import { pidsWithArgument } from '../helpers/procs.js';
 import { sandboxedSession, uniqueSleep } from '../helpers/sandbox.js';
+import { waitFor } from '../helpers/wait.js';
 
 describe('confined terminal', () => {
   test('workspace-write: writes only the workspace, cannot read the token or reach the socket', async () => {
@@ -42,8 +43,11 @@ describe('confined terminal', () => {
 
     const sleep = uniqueSleep();
     await run(`(trap '' TERM HUP; exec sleep ${sleep}) & disown`);
-    const pids = pidsWithArgument(sleep);
-    expect(pids.length).toBeGreaterThan(0);
+    // The run may end before the background subshell has exec'd sleep: wait until it shows.
+    const pids = await waitFor(() => {
+      const found = pidsWithArgument(sleep);
+      return found.length > 0 ? found : undefined;
+    }, 'the disowned sleep to start');
     expect(await client.call(TerminalClose, { sessionId, terminalId })).toEqual({ closed: true });
     expect(await waitPidsGone(pids, 1_000)).toEqual([]);
   });
