@@ -53,6 +53,11 @@ export async function sendToTerminal(
   terminal.busy = true;
   terminal.lastActivity = Date.now();
   try {
+    // A prompt that a signal brings back (terminal/signal SIGINT to a command) would end this send
+    // before its text ran: wait for it first, at most PROMPT_AFTER_SIGNAL_MS (less when the
+    // program goes on waiting for input instead).
+    const due = terminal.promptDueUntil - Date.now();
+    if (due > 0 && terminal.running) await waitReady(terminal, { idleMs: due, timeoutMs: due, before: [] });
     const start = terminal.scrollback.end;
     let reason: TerminalWaitReason;
     if (!terminal.running) reason = 'session_exit';

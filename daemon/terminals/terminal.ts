@@ -83,6 +83,11 @@ export class Terminal {
    * prompt, with the marker functions its prompt command defines (see `runLine`).
    */
   atOwnPrompt = false;
+  /**
+   * Until this time (ms since the epoch) a prompt is on its way: a signal went to a foreground job of
+   * the shell. A send waits for it first, so that prompt cannot end the send (see send.ts).
+   */
+  promptDueUntil = 0;
   /** The shell's own process group, learned at its first prompt. */
   shellPgid: number | undefined;
   /** Device number of the PTY slave (the program's `tty_nr`). */
@@ -302,6 +307,7 @@ export class Terminal {
   private emitMarker(marker: MarkerEvent): void {
     if (marker.kind === 'prompt') {
       this.atOwnPrompt = true;
+      this.promptDueUntil = 0;
       if (this.shellPgid === undefined) this.shellPgid = this.foregroundPgid();
     }
     const offset = this.scrollback.end;

@@ -65,6 +65,26 @@ describe('readiness tiers', () => {
     expect((await run('echo $((1+2))')).output).toBe('3\n');
   });
 
+  test('a send right after a signal is not ended by the prompt the signal brings back', async () => {
+    const { run, client, sessionId, terminalId } = await shellFixture();
+    // The shell reads typed input 0.3 s after each prompt marker (a busy wait of builtins: the shell
+    // keeps the foreground), so what a send typed runs in a later chunk than that marker; and the
+    // command returns to the prompt 0.5 s after SIGINT, so that prompt comes after the send was typed.
+    const pause = 't=$(( ${EPOCHREALTIME/./} + 300000 )); while (( ${EPOCHREALTIME/./} < t )); do :; done';
+    await run(`PROMPT_COMMAND="$PROMPT_COMMAND"'; ${pause}'`);
+    const slow = await run(`bash -c 'trap "sleep 0.5; exit 130" INT; sleep 30 & wait'`, { idleMs: 300 });
+    expect(slow.state).toBe('idle');
+    expect((await client.call(TerminalSignal, { sessionId, terminalId, signal: 'SIGINT' })).delivered).toBe(true);
+    const after = await client.call(TerminalSend, {
+      sessionId,
+      terminalId,
+      text: 'echo alive-$((40+2))',
+      submit: true,
+    });
+    expect(after.waitReason).toBe('prompt');
+    expect(after.output).toContain('alive-42');
+  });
+
   test('timeout: SIGINT brings the prompt back (interrupted) and the shell keeps its state', async () => {
     const { run } = await shellFixture();
     await run('export KEEP=yes');
