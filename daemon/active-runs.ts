@@ -20,7 +20,9 @@ export class ActiveRuns {
   /** Registers a run until its `done` settles (resolved or rejected: the caller reports a rejection). */
   add(run: ActiveRun): void {
     this.runs.add(run);
-    const forget = () => void this.runs.delete(run);
+    const forget = () => {
+      this.runs.delete(run);
+    };
     // Both branches handled: a `finally` here would re-raise a failed run as an unhandled rejection.
     run.done.then(forget, forget);
   }

@@ -194,7 +194,9 @@ export class ClientConnection implements SessionHolder {
 
   private track(handling: Promise<unknown>): Promise<unknown> {
     this.inFlight.add(handling);
-    const forget = () => void this.inFlight.delete(handling);
+    const forget = () => {
+      this.inFlight.delete(handling);
+    };
     // Both branches handled (vscode-jsonrpc answers a rejection): `finally` would re-raise it unhandled.
     handling.then(forget, forget);
     return handling;
