@@ -2,19 +2,9 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { ExecdRpcError } from '../../client/connection.js';
 import { ConfigGet, ConfigSet, ShellResolve, ShellRun } from '../../protocol/methods.js';
 import { startDaemon } from '../helpers/daemon.js';
-
-/** Calls and returns the rejection, failing if the call succeeded. */
-async function rejection(promise: Promise<unknown>): Promise<ExecdRpcError> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as ExecdRpcError;
-  }
-  throw new Error('expected the call to be refused');
-}
+import { rejection } from '../helpers/rejection.js';
 
 describe('resolve and validation', () => {
   it.each([

@@ -5,7 +5,6 @@
  * the daemon goes on serving another client.
  */
 import { describe, expect, it } from 'vitest';
-import { ExecdRpcError } from '../../client/connection.js';
 import {
   ConfigSet,
   JobList,
@@ -34,16 +33,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { onTestFinished } from 'vitest';
-
-/** The rejection of `promise`, which must be an ExecdRpcError. */
-async function rejection(promise: Promise<unknown>): Promise<ExecdRpcError> {
-  const error = await promise.then(
-    () => undefined,
-    (reason: unknown) => reason,
-  );
-  if (!(error instanceof ExecdRpcError)) throw new Error(`expected an ExecdRpcError, got ${String(error)}`);
-  return error;
-}
+import { rejection } from '../helpers/rejection.js';
 
 /** A fresh client (a new connection) is served: the daemon is alive and answering. */
 async function expectServedByNewClient(daemon: TestDaemon, sessionId = 'bystander'): Promise<void> {

@@ -10,16 +10,7 @@ import { startDaemon } from '../helpers/daemon.js';
 import { startHeldRun } from '../helpers/held-run.js';
 import { rawAuthed } from '../helpers/raw.js';
 import { waitFor } from '../helpers/wait.js';
-
-/** The rejection of `promise`, which must be an ExecdRpcError. */
-async function rejection(promise: Promise<unknown>): Promise<ExecdRpcError> {
-  const error = await promise.then(
-    () => undefined,
-    (reason: unknown) => reason,
-  );
-  if (!(error instanceof ExecdRpcError)) throw new Error(`expected an ExecdRpcError, got ${String(error)}`);
-  return error;
-}
+import { rejection } from '../helpers/rejection.js';
 
 async function expectServed(client: ExecdClient, sessionId: string): Promise<void> {
   const result = await client.run({ sessionId, command: 'echo next' });

@@ -19,20 +19,11 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { ExecdRpcError } from '../../client/connection.js';
 import { sessionDirName } from '../../daemon/session-lifecycle.js';
 import { JobRead, JobRelease, SessionClose, SessionOpen, ShellRun, ShellStart } from '../../protocol/methods.js';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { waitJob } from '../helpers/jobs.js';
-
-async function rejection(promise: Promise<unknown>): Promise<ExecdRpcError> {
-  const error = await promise.then(
-    () => undefined,
-    (reason: unknown) => reason,
-  );
-  if (!(error instanceof ExecdRpcError)) throw new Error(`expected an ExecdRpcError, got ${String(error)}`);
-  return error;
-}
+import { rejection } from '../helpers/rejection.js';
 
 async function expectServedByNewClient(daemon: TestDaemon, sessionId: string): Promise<void> {
   const client = await daemon.session(sessionId);
