@@ -1,8 +1,7 @@
 /** `execd clean [--session ID | --all]`: release every settled job at once, like pueue's `clean`. */
 import { JobClean } from '../../protocol/methods.js';
-import { withClient } from './autostart.js';
 import { commandHelp, endpointOf, ENDPOINT_OPTIONS, parseCommand, type CommandRunner } from './args.js';
-import { openSession, SESSION_HELP, SESSION_OPTION } from './session.js';
+import { forScope, SESSION_HELP, SESSION_OPTION } from './session.js';
 import { formatBytes } from './table.js';
 
 /** Help text of `execd clean`. */
@@ -36,11 +35,7 @@ export const cleanCommand: CommandRunner = async (argv, globals) => {
     },
     strict: true,
   });
-  const result = await withClient(endpointOf(values, globals), async (client) => {
-    if (values.all) return client.call(JobClean, { all: true });
-    await openSession(client, values.session);
-    return client.call(JobClean, { sessionId: values.session });
-  });
+  const result = await forScope(endpointOf(values, globals), values, (client, scope) => client.call(JobClean, scope));
   if (values.json) process.stdout.write(`${JSON.stringify(result)}\n`);
   else {
     const freed = `${formatBytes(result.bytes)} (${plural(result.bytes, 'byte')})`;

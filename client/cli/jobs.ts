@@ -1,9 +1,8 @@
 /** `execd jobs [--all]`: the background jobs of the session, or of every session. */
 import { JobList } from '../../protocol/methods.js';
-import { withClient } from './autostart.js';
 import { commandHelp, endpointOf, ENDPOINT_OPTIONS, parseCommand, type CommandRunner } from './args.js';
 import { jobsTable } from './job-format.js';
-import { openSession, SESSION_HELP, SESSION_OPTION } from './session.js';
+import { forScope, SESSION_HELP, SESSION_OPTION } from './session.js';
 
 /** Help text of `execd jobs`. */
 export const JOBS_HELP = commandHelp({
@@ -29,11 +28,7 @@ export const jobsCommand: CommandRunner = async (argv, globals) => {
     },
     strict: true,
   });
-  const jobs = await withClient(endpointOf(values, globals), async (client) => {
-    if (values.all) return client.call(JobList, { all: true });
-    await openSession(client, values.session);
-    return client.call(JobList, { sessionId: values.session });
-  });
+  const jobs = await forScope(endpointOf(values, globals), values, (client, scope) => client.call(JobList, scope));
   if (values.json) process.stdout.write(`${JSON.stringify(jobs, null, 2)}\n`);
   else if (jobs.length === 0) process.stdout.write(values.all ? 'no jobs\n' : `no jobs in session ${values.session}\n`);
   else process.stdout.write(jobsTable(jobs));

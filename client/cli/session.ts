@@ -21,6 +21,25 @@ export async function openSession(client: ExecdClient, sessionId: string): Promi
   await client.call(SessionOpen, { sessionId, cwd: process.cwd() });
 }
 
+/** Whom a command that takes `--all` works for: every session, or the one it opened. */
+export type SessionScope = { all: true } | { sessionId: string };
+
+/**
+ * Connects (starting a daemon if needed) and calls `use` for every session (`--all`) or, having
+ * opened it, for `--session`.
+ */
+export function forScope<T>(
+  endpoint: Endpoint,
+  values: { all: boolean; session: string },
+  use: (client: ExecdClient, scope: SessionScope) => Promise<T>,
+): Promise<T> {
+  return withClient(endpoint, async (client) => {
+    if (values.all) return use(client, { all: true });
+    await openSession(client, values.session);
+    return use(client, { sessionId: values.session });
+  });
+}
+
 /** Connects (starting a daemon if needed), opens `sessionId`, calls `use`, and closes. */
 export function inSession<T>(
   endpoint: Endpoint,

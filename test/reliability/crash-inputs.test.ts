@@ -16,6 +16,7 @@ import {
   ShellStart,
 } from '../../protocol/methods.js';
 import { DEFAULT_CONFIG } from '../../protocol/config.js';
+import type { ExecSpec } from '../../protocol/types.js';
 import { ProcessRegistry } from '../../daemon/process-registry.js';
 import { Spawner } from '../../daemon/executor/spawner.js';
 import { runForeground } from '../../daemon/executor/run.js';
@@ -34,6 +35,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { onTestFinished } from 'vitest';
 import { rejection } from '../helpers/rejection.js';
+
+/** A spec built by hand below the schema: its command carries a NUL that only spawn refuses. */
+function nulSpec(dir: string): ExecSpec {
+  return {
+    command: 'echo a\u0000b',
+    argv: ['bash', '-c', 'echo a\u0000b'],
+    workdir: dir,
+    timeoutMs: 10_000,
+    stdoutMaxBytes: 1000,
+    env: { PATH: process.env.PATH ?? '' },
+    sandboxPolicy: { mode: 'danger-full-access' },
+  };
+}
 
 /** A fresh client (a new connection) is served: the daemon is alive and answering. */
 async function expectServedByNewClient(daemon: TestDaemon, sessionId = 'bystander'): Promise<void> {
@@ -88,24 +102,13 @@ describe('one request never crashes the daemon', () => {
     const dir = mkdtempSync(join(tmpdir(), 'execd-nul-'));
     onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
     const processes = new ProcessRegistry();
-    const outcome = await runForeground(
-      {
-        command: 'echo a\u0000b',
-        argv: ['bash', '-c', 'echo a\u0000b'],
-        workdir: dir,
-        timeoutMs: 10_000,
-        stdoutMaxBytes: 1000,
-        env: { PATH: process.env.PATH ?? '' },
-        sandboxPolicy: { mode: 'danger-full-access' },
-      },
-      {
-        config: DEFAULT_CONFIG,
-        sessionId: 's1',
-        spillPath: (stream) => join(dir, 'spill', `run.${stream}`),
-        processes,
-        spawner: new Spawner(),
-      },
-    );
+    const outcome = await runForeground(nulSpec(dir), {
+      config: DEFAULT_CONFIG,
+      sessionId: 's1',
+      spillPath: (stream) => join(dir, 'spill', `run.${stream}`),
+      processes,
+      spawner: new Spawner(),
+    });
     expect(outcome).toMatchObject({ name: 'SPAWN_FAILED' });
     expect((outcome as { message: string }).message).toMatch(/cannot start bash: .*null bytes/);
     expect(processes.count).toBe(0);
@@ -124,15 +127,7 @@ describe('one request never crashes the daemon', () => {
     );
     table.restore(1000);
     onTestFinished(() => table.close());
-    const spec = {
-      command: 'echo a\u0000b',
-      argv: ['bash', '-c', 'echo a\u0000b'],
-      workdir: dir,
-      timeoutMs: 10_000,
-      stdoutMaxBytes: 1000,
-      env: { PATH: process.env.PATH ?? '' },
-      sandboxPolicy: { mode: 'danger-full-access' as const },
-    };
+    const spec = nulSpec(dir);
     const processes = new ProcessRegistry();
     const job = await startJob(spec, planJobLaunch(spec, undefined), 's1', {
       table,
