@@ -57,7 +57,8 @@ function project(): string {
       include: ['*.mts'],
     }),
   );
-  for (const example of EXAMPLES.filter((each) => each.runnable)) writeFileSync(join(dir, `${example.name}.mts`), example.body);
+  for (const example of EXAMPLES.filter((each) => each.runnable))
+    writeFileSync(join(dir, `${example.name}.mts`), example.body);
   return dir;
 }
 
