@@ -23,6 +23,46 @@ const disableWithReason = {
   },
 };
 
+/**
+ * Who may import whom: the client side (library, tools, MCP server, CLI) imports nothing from
+ * daemon/ — the CLI's `serve` only daemon/index.ts —, daemon/ imports nothing from client/, and
+ * what both need lives in shared/ or protocol/, which import neither.
+ */
+const DAEMON = '(^|/)daemon/';
+const CLIENT = '(^|/)client/';
+const SHARED_HINT = 'what both sides need lives in shared/ or protocol/';
+/** The rules that refuse static and dynamic imports whose path matches one of `regexes`. */
+function forbid(regexes, message) {
+  return {
+    rules: {
+      'no-restricted-imports': ['error', { patterns: regexes.map((regex) => ({ regex, message })) }],
+      'no-restricted-syntax': [
+        'error',
+        ...regexes.map((regex) => ({
+          selector: `ImportExpression[source.value=/${regex.replaceAll('/', '\\/')}/]`,
+          message,
+        })),
+      ],
+    },
+  };
+}
+const importRules = [
+  {
+    files: ['client/**/*.ts'],
+    ignores: ['client/cli/serve.ts'],
+    ...forbid([DAEMON], `the client side imports nothing from daemon/; ${SHARED_HINT}`),
+  },
+  {
+    files: ['client/cli/serve.ts'],
+    ...forbid([`${DAEMON}(?!index\\.js$)`], '`execd serve` reaches the daemon through daemon/index.ts only'),
+  },
+  { files: ['daemon/**/*.ts'], ...forbid([CLIENT], `daemon/ imports nothing from client/; ${SHARED_HINT}`) },
+  {
+    files: ['shared/**/*.ts', 'protocol/**/*.ts', 'spill/**/*.ts'],
+    ...forbid([DAEMON, CLIENT], 'shared/, protocol/ and spill/ import neither daemon/ nor client/'),
+  },
+];
+
 export default defineConfig(
   { ignores: ['dist/', 'coverage/', 'node_modules/'] },
   {
@@ -51,6 +91,7 @@ export default defineConfig(
       'prefer-const': ['error', { ignoreReadBeforeAssign: true }],
     },
   },
+  ...importRules,
   // Plain JavaScript (this file, .ci/coverage.mjs): no type information, Node's globals.
   {
     files: ['**/*.js', '**/*.mjs'],

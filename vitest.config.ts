@@ -14,7 +14,7 @@ export default defineConfig({
     env: childCoverageDir ? { NODE_V8_COVERAGE: childCoverageDir } : {},
     coverage: {
       provider: 'v8',
-      include: ['daemon/**/*.ts', 'spill/**/*.ts', 'client/**/*.ts', 'protocol/**/*.ts'],
+      include: ['daemon/**/*.ts', 'spill/**/*.ts', 'client/**/*.ts', 'protocol/**/*.ts', 'shared/**/*.ts'],
       reporter: ['json'],
       // Emptied at each start: the child processes' raw coverage (coverage/processes) lives beside it.
       reportsDirectory: 'coverage/vitest',

@@ -19,7 +19,7 @@ const require = createRequire(import.meta.url);
 const { mergeProcessCovs } = require('@bcoe/v8-coverage');
 
 const root = resolve(import.meta.dirname, '..');
-const FOLDERS = ['daemon', 'spill', 'client', 'protocol'];
+const FOLDERS = ['daemon', 'spill', 'client', 'protocol', 'shared'];
 const reportDir = join(root, 'coverage');
 const rawDir = join(reportDir, 'processes');
 /** A daemon file under this share of covered lines is listed. */

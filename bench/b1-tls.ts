@@ -5,7 +5,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { connect } from '../client/connection.js';
+import { connect } from '../client/connect.js';
 import { SessionOpen } from '../protocol/methods.js';
 import { startBenchDaemon, type BenchDaemon } from './daemon.js';
 import { interleave } from './interleave.js';

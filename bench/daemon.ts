@@ -6,7 +6,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { connect, type ExecdClient } from '../client/connection.js';
+import { connect } from '../client/connect.js';
+import { type ExecdClient } from '../client/connection.js';
 import { SessionOpen } from '../protocol/methods.js';
 import { onCleanup } from './cleanup.js';
 

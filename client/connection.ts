@@ -263,21 +263,11 @@ async function openDaemonSocket(options: ConnectOptions): Promise<{ socket: Sock
 }
 
 /**
- * Connects and authenticates: `connect(options)`, or `connect('tls://host:port', { ca, token })`
- * (the URL may also be given as `options.url`). With `autoStart`, a local daemon is started first
- * when none listens.
+ * Opens one authenticated connection to the daemon `options` name (a URL, else the local socket),
+ * without starting one: `connect` of `connect.ts` is the library's entry, with `autoStart`.
  */
-export async function connect(
-  urlOrOptions: string | ConnectOptions = {},
-  more: ConnectOptions = {},
-): Promise<ExecdClient> {
-  const options = typeof urlOrOptions === 'string' ? { ...more, url: urlOrOptions } : urlOrOptions;
+export async function openConnection(options: ConnectOptions): Promise<ExecdClient> {
   if (options.keepAliveMs !== undefined) assertKeepAliveMs(options.keepAliveMs);
-  if (options.autoStart && options.url === undefined) {
-    // Loaded only on this path: starting a daemon pulls in its lock and state-dir modules.
-    const { connectOrStart } = await import('./cli/autostart.js');
-    return connectOrStart(resolveEndpoint(options), { ...options, autoStart: false });
-  }
   const { socket, token } = await openDaemonSocket(options);
   const rpc = createDrainingConnection(socket);
   // Watches the handshake too (a daemon that vanishes before answering `initialize` is noticed);

@@ -2,8 +2,8 @@
  * The `execd` package's main entry: the client library (connect, call, run), the model-facing
  * tools and their rendering. Method declarations and protocol types are in `execd/protocol`.
  */
+export { connect } from './connect.js';
 export {
-  connect,
   ExecdClient,
   ExecdConnectError,
   ExecdRpcError,
@@ -13,5 +13,5 @@ export {
   type RunOptions,
 } from './connection.js';
 export { resolveEndpoint, type Endpoint } from './endpoint.js';
-export * from './render.js';
+export * from '../shared/render.js';
 export * from './tool/index.js';

@@ -4,7 +4,7 @@
  * marker lines, the exit marker last so that `parseExitStatus` recovers it.
  */
 import type { TerminalSendResult } from '../protocol/terminal.js';
-import { appendExitMarker, appendLine, timeoutLine } from './render.js';
+import { appendExitMarker, appendLine, timeoutLine } from '../shared/render.js';
 
 // ESC and BEL as regex escapes: matching these control characters is the point here.
 const ESC = String.raw`\x1b`;

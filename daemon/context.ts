@@ -12,7 +12,7 @@ import type { ProcessRegistry } from './process-registry.js';
 import type { SandboxRunner } from './sandbox/runner.js';
 import type { SessionTable } from './sessions.js';
 import type { SpillUsage } from './spill-sweep.js';
-import type { statePaths } from './state-dir.js';
+import type { statePaths } from '../shared/state-dir.js';
 import type { TerminalTable } from './terminals/terminal-table.js';
 
 /** Everything a handler may read or change. */

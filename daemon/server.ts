@@ -27,11 +27,11 @@ import { ProcessRegistry } from './process-registry.js';
 import { createSandboxRunner } from './sandbox/runner.js';
 import { watchIdleSessions } from './session-lifecycle.js';
 import { SessionTable } from './sessions.js';
-import { claimOwnership, type Ownership } from './ownership.js';
+import { claimOwnership, type Ownership } from '../shared/ownership.js';
 import { openNetworkListeners, type ListenSpec, type NetworkListeners, type TlsFiles } from './listeners.js';
 import { checkSocketDir, listenPrivately, type PrivateListener } from './socket.js';
 import { SpillSweeper } from './spill-sweep.js';
-import { checkPrivateDir, ensureToken, statePaths } from './state-dir.js';
+import { checkPrivateDir, ensureToken, statePaths } from '../shared/state-dir.js';
 import { probePty } from './terminals/pty.js';
 import { TerminalTable } from './terminals/terminal-table.js';
 

@@ -6,22 +6,11 @@
  * takes that ownership first, so two daemons starting at once never unlink each other's socket.
  */
 import { chmodSync, existsSync, unlinkSync } from 'node:fs';
-import { connect, createServer, type Server, type Socket } from 'node:net';
+import { createServer, type Server, type Socket } from 'node:net';
 import { dirname } from 'node:path';
 import type { PlatformFacts } from '../protocol/platform.js';
-import { checkPrivateDir } from './state-dir.js';
-
-/** Resolves true when something accepts connections at `path`. */
-export function socketIsLive(path: string): Promise<boolean> {
-  return new Promise((resolve) => {
-    const probe = connect(path);
-    probe.once('connect', () => {
-      probe.destroy();
-      resolve(true);
-    });
-    probe.once('error', () => resolve(false));
-  });
-}
+import { socketIsLive } from '../shared/socket-probe.js';
+import { checkPrivateDir } from '../shared/state-dir.js';
 
 /** Checks the socket's directory (creating it 0700); returns a reason to refuse it. */
 export function checkSocketDir(path: string, platform: PlatformFacts): string | undefined {

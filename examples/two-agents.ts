@@ -11,7 +11,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { connect } from '../client/connection.js';
+import { connect } from '../client/connect.js';
 import { createShellTools, type ShellTools } from '../client/tool/index.js';
 import { createLogger } from '../daemon/logger.js';
 import { startDaemon, type RunningDaemon } from '../daemon/server.js';

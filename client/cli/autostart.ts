@@ -5,14 +5,14 @@
  * The common case — a daemon is running — must start fast (SPEC §8, B5): this module loads only
  * the client library; what starting a daemon takes is imported on that path alone.
  */
-import { connect, ExecdConnectError, type ConnectOptions, type ExecdClient } from '../connection.js';
+import { ExecdConnectError, openConnection, type ConnectOptions, type ExecdClient } from '../connection.js';
 import type { Endpoint } from '../endpoint.js';
 import { remoteConnectOptions } from './remote.js';
 
 const CLI_OPTIONS: ConnectOptions = { clientName: 'execd-cli' };
 
 function connectCli(endpoint: Endpoint, options: ConnectOptions = CLI_OPTIONS): Promise<ExecdClient> {
-  return connect({ ...options, ...endpoint, ...remoteConnectOptions() });
+  return openConnection({ ...options, ...endpoint, ...remoteConnectOptions() });
 }
 
 /**
@@ -27,7 +27,7 @@ export async function connectOrStart(endpoint: Endpoint, options: ConnectOptions
     if (!(error instanceof ExecdConnectError)) throw error;
   }
   const [{ socketIsLive }, { ensureDaemon }] = await Promise.all([
-    import('../../daemon/socket.js'),
+    import('../../shared/socket-probe.js'),
     import('./ensure-daemon.js'),
   ]);
   // Another client may have started one since: then this is a second try, else a start.
@@ -38,7 +38,7 @@ export async function connectOrStart(endpoint: Endpoint, options: ConnectOptions
 /** Connects to the daemon if one listens; undefined when none does. */
 export async function connectIfRunning(endpoint: Endpoint): Promise<ExecdClient | undefined> {
   if (process.env.EXECD_URL) return connectCli(endpoint);
-  const { socketIsLive } = await import('../../daemon/socket.js');
+  const { socketIsLive } = await import('../../shared/socket-probe.js');
   if (!(await socketIsLive(endpoint.socketPath))) return undefined;
   return connectCli(endpoint);
 }

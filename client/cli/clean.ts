@@ -2,7 +2,7 @@
 import { JobClean } from '../../protocol/methods.js';
 import { commandHelp, endpointOf, ENDPOINT_OPTIONS, parseCommand, type CommandRunner } from './args.js';
 import { forScope, SESSION_HELP, SESSION_OPTION } from './session.js';
-import { formatBytes } from './table.js';
+import { formatBytes } from '../table.js';
 
 /** Help text of `execd clean`. */
 export const CLEAN_HELP = commandHelp({

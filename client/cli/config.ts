@@ -5,7 +5,7 @@ import { withClient } from './autostart.js';
 import { commandHelp, endpointOf, ENDPOINT_OPTIONS, parseCommand, type CommandRunner } from './args.js';
 import { parseConfigPairs } from './config-pairs.js';
 import { usageError } from './errors.js';
-import { formatTable } from './table.js';
+import { formatTable } from '../table.js';
 
 /** Help text of `execd config`. */
 export const CONFIG_HELP = commandHelp({

@@ -5,7 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { statePaths } from '../../daemon/state-dir.js';
+import { statePaths } from '../../shared/state-dir.js';
 import type { Endpoint } from '../endpoint.js';
 import { CliError } from './errors.js';
 

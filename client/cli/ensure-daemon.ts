@@ -11,10 +11,10 @@
  */
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { liveHolder, tryLock } from '../../daemon/lock-file.js';
-import { socketLockPath, stateLockPath } from '../../daemon/ownership.js';
-import { socketIsLive } from '../../daemon/socket.js';
-import { checkPrivateDir } from '../../daemon/state-dir.js';
+import { liveHolder, tryLock } from '../../shared/lock-file.js';
+import { socketLockPath, stateLockPath } from '../../shared/ownership.js';
+import { socketIsLive } from '../../shared/socket-probe.js';
+import { checkPrivateDir } from '../../shared/state-dir.js';
 import { PLATFORM } from '../../protocol/platform.js';
 import type { Endpoint } from '../endpoint.js';
 import { DAEMON_START_TIMEOUT_MS, DaemonStartError, startDetached } from './detach.js';

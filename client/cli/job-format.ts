@@ -1,7 +1,7 @@
 /** How the CLI shows background jobs: one-line outcomes and the `execd jobs` table. */
 import type { JobSnapshot } from '../../protocol/types.js';
-import { exitMarker, jobStateLine } from '../render.js';
-import { formatTable } from './table.js';
+import { exitMarker, jobStateLine } from '../../shared/render.js';
+import { formatTable } from '../table.js';
 
 /**
  * The marker line that ends a job's output, as the model's view ends a run's (`[exit code: 3]`,

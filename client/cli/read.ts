@@ -5,7 +5,7 @@
 import { JobPeek, JobRead, MAX_PAGE_BYTES, MAX_READ_WAIT_MS } from '../../protocol/methods.js';
 import type { JobPeekResult, JobReadResult, JobSnapshot } from '../../protocol/types.js';
 import type { ExecdClient } from '../connection.js';
-import { lossyLine } from '../render.js';
+import { lossyLine } from '../../shared/render.js';
 import { commandHelp, endpointOf, ENDPOINT_OPTIONS, parseCommand, type CommandRunner } from './args.js';
 import { jobExitCode } from './exit-codes.js';
 import { jobMarker } from './job-format.js';

@@ -9,7 +9,7 @@ import {
   sandboxDeniedLine,
   timeoutLine,
   truncationLine,
-} from '../render.js';
+} from '../../shared/render.js';
 import { ENDPOINT_HELP, ENDPOINT_OPTIONS, endpointOf, parseCommand, parseMs, type CommandRunner } from './args.js';
 import { connectOrStart } from './autostart.js';
 import { EXIT_OUTPUT_CLOSED, onOutputClosed, outputClosed } from './closed-output.js';

@@ -1,8 +1,7 @@
 /** `execd serve`: run the daemon, in the foreground or detached. */
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { daemonIsIdle, watchIdle } from '../../daemon/idle-exit.js';
-import { checkTlsFiles, parseListenUrl } from '../../daemon/listeners.js';
+import { checkTlsFiles, daemonIsIdle, loadDaemon, parseListenUrl, watchIdle } from '../../daemon/index.js';
 import { sandboxModeSchema } from '../../protocol/sandbox.js';
 import { resolveEndpoint } from '../endpoint.js';
 import { parseCommand, type CommandRunner } from './args.js';
@@ -108,10 +107,7 @@ export const serveCommand: CommandRunner = async (argv) => {
   }
 
   // The daemon's modules load only here: every client command starts without them (B5).
-  const [{ createLogger }, { startDaemon }] = await Promise.all([
-    import('../../daemon/logger.js'),
-    import('../../daemon/server.js'),
-  ]);
+  const { createLogger, startDaemon } = await loadDaemon();
   const logFile = values['log-file'];
   if (logFile) mkdirSync(dirname(logFile), { recursive: true, mode: 0o700 });
   const log = createLogger(level, logFile ? { kind: 'file', path: logFile } : { kind: 'stderr' });

@@ -4,7 +4,7 @@ import type { DaemonStatusResult } from '../../protocol/types.js';
 import type { Endpoint } from '../endpoint.js';
 import { commandHelp, endpointOf, ENDPOINT_OPTIONS, parseCommand, type CommandRunner } from './args.js';
 import { connectIfRunning } from './autostart.js';
-import { formatBytes, formatDuration, formatTable } from './table.js';
+import { formatBytes, formatDuration, formatTable } from '../table.js';
 
 /** Help text of `execd status`. */
 export const STATUS_HELP = commandHelp({

@@ -1,7 +1,7 @@
 /** `execd stop`: a graceful shutdown of the daemon; returns once its socket is gone. */
 import { existsSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { socketIsLive } from '../../daemon/socket.js';
+import { socketIsLive } from '../../shared/socket-probe.js';
 import { DaemonShutdown } from '../../protocol/methods.js';
 import { PLATFORM } from '../../protocol/platform.js';
 import { commandHelp, endpointOf, ENDPOINT_OPTIONS, parseCommand, type CommandRunner } from './args.js';

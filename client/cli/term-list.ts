@@ -4,7 +4,7 @@ import type { TerminalSnapshot } from '../../protocol/terminal.js';
 import { commandHelp, type CommandRunner } from './args.js';
 import { withClient } from './autostart.js';
 import { openSession, SESSION_HELP } from './session.js';
-import { formatTable } from './table.js';
+import { formatTable } from '../table.js';
 import { parseTerminalCommand } from './term-common.js';
 
 /** Help text of `execd term list`. */

@@ -7,7 +7,7 @@ import { SessionOpen } from '../../protocol/methods.js';
 import { PLATFORM, type PlatformFacts } from '../../protocol/platform.js';
 import type { JobSnapshot } from '../../protocol/types.js';
 import type { ExecdClient } from '../connection.js';
-import { renderJobExited } from '../render.js';
+import { renderJobExited } from '../../shared/render.js';
 import { BASH_FLAVOR, PWSH_FLAVOR, systemPromptSection, type ShellFlavor } from './description.js';
 import { resolveDshHome } from './dsh-home.js';
 import type { ApproveEscalation } from './escalation.js';

@@ -2,7 +2,7 @@
 import { JobKill, JobList, JobRead } from '../../protocol/methods.js';
 import type { JobReadResult, JobSnapshot } from '../../protocol/types.js';
 import type { ExecdClient } from '../connection.js';
-import { escalationHintLine, renderProcessRead } from '../render.js';
+import { escalationHintLine, renderProcessRead } from '../../shared/render.js';
 import {
   jobArgsSchema,
   jobListArgsSchema,

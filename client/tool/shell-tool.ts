@@ -7,7 +7,7 @@ import { ShellStart, type ParamsOf } from '../../protocol/methods.js';
 import type { SandboxMode, SandboxPolicy } from '../../protocol/sandbox.js';
 import type { ShellRunResult } from '../../protocol/types.js';
 import type { ExecdClient } from '../connection.js';
-import { escalationHintLine, renderResult } from '../render.js';
+import { escalationHintLine, renderResult } from '../../shared/render.js';
 import { shellArgsJsonSchema, validateShellArgs, type ArgsConfig, type ShellArgs } from './args.js';
 import { toolDescription, type ShellFlavor } from './description.js';
 import {

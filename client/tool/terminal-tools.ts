@@ -15,7 +15,7 @@ import {
   TerminalSignal,
 } from '../../protocol/methods.js';
 import type { TerminalSendResult, TerminalSnapshot } from '../../protocol/terminal.js';
-import { formatTable } from '../cli/table.js';
+import { formatTable } from '../table.js';
 import type { ExecdClient } from '../connection.js';
 import {
   plainTerminalText,

@@ -11,7 +11,7 @@ import { once } from 'node:events';
 import { fstatSync } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { groupAlive, waitGroupGone } from './kill.js';
-import { HAS_PROC, holdsAnyFile, liveGroupMembers, type FileId } from './proc.js';
+import { HAS_PROC, holdsAnyFile, liveGroupMembers, type FileId } from '../../shared/proc.js';
 
 /** Interval at which the holders of a capture file are checked. */
 const HOLDER_POLL_MS = 20;

@@ -4,7 +4,7 @@
  */
 import treeKill from 'tree-kill';
 import { PLATFORM } from '../../protocol/platform.js';
-import { forgetGroup, groupHasLiveMember, HAS_PROC, liveGroupMembers } from './proc.js';
+import { forgetGroup, groupHasLiveMember, HAS_PROC, liveGroupMembers } from '../../shared/proc.js';
 
 /** Interval at which a dying group is polled. */
 const POLL_MS = 10;

@@ -3,7 +3,7 @@
  * the TypeScript tools (`client/render.ts`), so a harness in another language shows the model the
  * same bytes. Pure: no session, no process.
  */
-import { escalationHintLine, renderProcessRead, renderResult, type RenderOptions } from '../../client/render.js';
+import { escalationHintLine, renderProcessRead, renderResult, type RenderOptions } from '../../shared/render.js';
 import { RenderJobRead, RenderResult } from '../../protocol/methods.js';
 import type { SandboxMode } from '../../protocol/sandbox.js';
 import { handler } from '../handler.js';

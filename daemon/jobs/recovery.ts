@@ -3,7 +3,7 @@
  * killed — unless the pid now belongs to another process, which the start time in `/proc` tells.
  */
 import { terminateGroup } from '../executor/kill.js';
-import { HAS_PROC, readProcStat, type ProcStat } from '../executor/proc.js';
+import { HAS_PROC, readProcStat, type ProcStat } from '../../shared/proc.js';
 import type { Logger } from '../logger.js';
 import type { ProcessRegistry } from '../process-registry.js';
 import type { Job } from './job.js';

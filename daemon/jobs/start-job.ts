@@ -12,7 +12,7 @@ import { FileCapture, openFileCapture } from '../../spill/file-capture.js';
 import { failureText } from '../../spill/spill-file.js';
 import { drainAfterExit } from '../executor/drain.js';
 import { groupAlive, signalGroup, terminateGroup, waitGroupGone } from '../executor/kill.js';
-import { HAS_PROC, readProcStat } from '../executor/proc.js';
+import { HAS_PROC, readProcStat } from '../../shared/proc.js';
 import { checkWorkdir, spawned, spawnShell, type ShellProcess } from '../executor/spawn.js';
 import { JOB_DESCRIPTOR_RESERVE, type Spawner } from '../executor/spawner.js';
 import type { Logger } from '../logger.js';

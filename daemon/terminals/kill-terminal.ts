@@ -5,7 +5,7 @@
  * left. Each process is matched by pid and start time, so a reused pid is never hit.
  */
 import { terminateGroup } from '../executor/kill.js';
-import { HAS_PROC } from '../executor/proc.js';
+import { HAS_PROC } from '../../shared/proc.js';
 import { isLiveState, processesInSession, readTtyStat, type TtyStat } from './tty-proc.js';
 
 /** Interval at which a dying terminal is re-scanned. */

@@ -6,7 +6,7 @@
  */
 import type { CancellationToken } from 'vscode-jsonrpc';
 import type { TerminalWaitReason } from '../../protocol/terminal.js';
-import { HAS_PROC } from '../executor/proc.js';
+import { HAS_PROC } from '../../shared/proc.js';
 import type { MarkerEvent } from './markers.js';
 import { StdinWaitDetector, terminalWaits, type TerminalWait } from './stdin-wait.js';
 import type { Terminal } from './terminal.js';

@@ -2,7 +2,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { renderResult } from '../../client/render.js';
+import { renderResult } from '../../shared/render.js';
 import type { ShellRunResult } from '../../protocol/types.js';
 import { cliWorld } from '../helpers/cli.js';
 import { waitFor } from '../helpers/wait.js';

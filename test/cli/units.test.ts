@@ -8,7 +8,7 @@ import { parseConfigPairs } from '../../client/cli/config-pairs.js';
 import { CliError } from '../../client/cli/errors.js';
 import { jobExitCode, signalExitCode } from '../../client/cli/exit-codes.js';
 import { describeJob, jobMarker } from '../../client/cli/job-format.js';
-import { formatBytes, formatDuration, formatTable } from '../../client/cli/table.js';
+import { formatBytes, formatDuration, formatTable } from '../../client/table.js';
 import type { JobSnapshot } from '../../protocol/types.js';
 import { jobSnapshot } from '../helpers/results.js';
 

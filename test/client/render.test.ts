@@ -6,7 +6,7 @@ import {
   renderJobExited,
   renderProcessRead,
   renderResult,
-} from '../../client/render.js';
+} from '../../shared/render.js';
 import type { JobReadResult, ShellRunResult } from '../../protocol/types.js';
 import { jobSnapshot as job, runResult } from '../helpers/results.js';
 

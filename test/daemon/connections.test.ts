@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { connect } from '../../client/connection.js';
+import { connect } from '../../client/connect.js';
 import { SessionOpen } from '../../protocol/methods.js';
 import { CLI, startDaemon, waitPidsGone } from '../helpers/daemon.js';
 import { pidsIn } from '../helpers/procs.js';

@@ -4,7 +4,7 @@ import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { holderAlive, holderOf, liveHolder, readHolder, tryLock } from '../../daemon/lock-file.js';
+import { holderAlive, holderOf, liveHolder, readHolder, tryLock } from '../../shared/lock-file.js';
 
 function tempDir(): string {
   const dir = mkdtempSync(join(tmpdir(), 'execd-lock-'));

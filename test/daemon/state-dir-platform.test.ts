@@ -3,7 +3,7 @@ import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { checkPrivateDir } from '../../daemon/state-dir.js';
+import { checkPrivateDir } from '../../shared/state-dir.js';
 import { platformFacts } from '../../protocol/platform.js';
 
 const dirs: string[] = [];

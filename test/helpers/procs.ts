@@ -1,6 +1,6 @@
 /** Process checks for tests: is a pid alive (zombies count as dead), children, groups, open fds. */
 import { readdirSync, readFileSync } from 'node:fs';
-import { readProcStat, type ProcStat } from '../../daemon/executor/proc.js';
+import { readProcStat, type ProcStat } from '../../shared/proc.js';
 
 /** True when the process exists and is not a zombie. */
 export function pidAlive(pid: number): boolean {

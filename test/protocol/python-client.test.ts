@@ -6,7 +6,7 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { renderResult } from '../../client/render.js';
+import { renderResult } from '../../shared/render.js';
 import type { JobSnapshot, ShellRunResult } from '../../protocol/types.js';
 import { startDaemon } from '../helpers/daemon.js';
 

@@ -31,7 +31,7 @@ describe('loading zod', { timeout: 60_000 }, () => {
     const traced = await traceScript(`
       const protocol = await import('${DIST_URL}/protocol/index.js');
       await import('${DIST_URL}/client/connection.js');
-      await import('${DIST_URL}/client/render.js');
+      await import('${DIST_URL}/shared/render.js');
       await import('${DIST_URL}/client/cli/run.js');
       console.log(JSON.stringify(protocol.ALL_REQUESTS.map((decl) => decl.type.method)));
     `);

@@ -8,7 +8,8 @@ import { chmodSync, chownSync, mkdirSync, mkdtempSync, rmSync, statSync } from '
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { connect, ExecdRpcError } from '../../client/connection.js';
+import { connect } from '../../client/connect.js';
+import { ExecdRpcError } from '../../client/connection.js';
 import { Initialize, ShellRun } from '../../protocol/methods.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { rawConnect } from '../helpers/raw.js';

@@ -4,7 +4,7 @@
  */
 import { createServer, connect as netConnect, type Socket } from 'node:net';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { connect } from '../../client/connection.js';
+import { connect } from '../../client/connect.js';
 import { SessionOpen } from '../../protocol/methods.js';
 import { startTlsDaemon } from './loopback-tls.js';
 import { pem } from './pki.js';

@@ -2,7 +2,8 @@
 import { spawnSync } from 'node:child_process';
 import { connect as netConnect } from 'node:net';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { connect, type ExecdClient } from '../../client/connection.js';
+import { connect } from '../../client/connect.js';
+import { type ExecdClient } from '../../client/connection.js';
 import { DaemonStatus, JobRead, JobWait, SessionOpen, ShellStart } from '../../protocol/methods.js';
 import { CLI } from '../helpers/daemon.js';
 import { waitFor } from '../helpers/wait.js';

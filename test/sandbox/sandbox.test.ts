@@ -3,7 +3,7 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { renderResult } from '../../client/render.js';
+import { renderResult } from '../../shared/render.js';
 import { ExecdRpcError } from '../../client/connection.js';
 import { SessionOpen } from '../../protocol/methods.js';
 import { startDaemon, waitPidsGone } from '../helpers/daemon.js';

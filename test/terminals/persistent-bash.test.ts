@@ -2,7 +2,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseExitStatus } from '../../client/render.js';
+import { parseExitStatus } from '../../shared/render.js';
 import { RESET_LINE, WAITING_FOR_INPUT_LINE, stillRunningLine } from '../../client/terminal-render.js';
 import { createShellTools, type PersistentShellTool } from '../../client/tool/index.js';
 import { TerminalList, TerminalRead } from '../../protocol/methods.js';

@@ -1,6 +1,6 @@
 /** What the model reads from the persistent bash and the terminal tools, byte for byte (SPEC §9.2). */
 import { describe, expect, it } from 'vitest';
-import { parseExitStatus } from '../../../client/render.js';
+import { parseExitStatus } from '../../../shared/render.js';
 import {
   RESET_LINE,
   renderPersistentResult,

@@ -8,7 +8,7 @@ import {
   type JobNotice,
   type ShellTools,
 } from '../../../client/tool/index.js';
-import { parseExitStatus } from '../../../client/render.js';
+import { parseExitStatus } from '../../../shared/render.js';
 import { DaemonStatus, JobList } from '../../../protocol/methods.js';
 import { startDaemon, waitPidsGone } from '../../helpers/daemon.js';
 import { pidsIn } from '../../helpers/procs.js';

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { groupStillOurs } from '../../../daemon/jobs/recovery.js';
 import { DAEMON_RESTARTED_DETAIL, settlementOf } from '../../../daemon/jobs/settlement.js';
-import type { ProcStat } from '../../../daemon/executor/proc.js';
+import type { ProcStat } from '../../../shared/proc.js';
 
 describe('settlementOf', () => {
   it('appends a note on unsaved logs, and names a failed start or watcher', () => {

@@ -10,7 +10,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { linkSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
-import { HAS_PROC, readProcStat } from './executor/proc.js';
+import { HAS_PROC, readProcStat } from './proc.js';
 
 /** Who holds a lock. */
 export interface LockHolder {

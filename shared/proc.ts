@@ -4,7 +4,7 @@
  * zombie": a zombie runs nothing, holds no pipe and writes no file.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { PLATFORM } from '../../protocol/platform.js';
+import { PLATFORM } from '../protocol/platform.js';
 
 /** The fields of `/proc/<pid>/stat` execd needs. */
 export interface ProcStat {
