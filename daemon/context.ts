@@ -3,7 +3,7 @@
  */
 import type { PlatformFacts } from '../protocol/platform.js';
 import type { ActiveRuns } from './active-runs.js';
-import type { ConfigStore } from './config-store.js';
+import type { ConfigStore } from './state/config-store.js';
 import type { EnvMap } from './env.js';
 import type { Spawner } from './executor/spawner.js';
 import type { JobTable } from './jobs/job-table.js';
@@ -11,7 +11,7 @@ import type { Logger } from './logger.js';
 import type { ProcessRegistry } from './process-registry.js';
 import type { SandboxRunner } from './sandbox/runner.js';
 import type { SessionTable } from './sessions.js';
-import type { SpillUsage } from './spill-sweep.js';
+import type { SpillUsage } from './state/spill-sweep.js';
 import type { statePaths } from '../shared/state-dir.js';
 import type { TerminalTable } from './terminals/terminal-table.js';
 

@@ -6,7 +6,7 @@
 import type { createLogger } from './logger.js';
 import type { startDaemon } from './server.js';
 
-export { checkTlsFiles, parseListenUrl, type ListenSpec, type TlsFiles } from './listeners.js';
+export { checkTlsFiles, parseListenUrl, type ListenSpec, type TlsFiles } from './net/listeners.js';
 export { daemonIsIdle, watchIdle } from './idle-exit.js';
 
 /** What starting a daemon in this process takes. */

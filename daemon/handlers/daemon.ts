@@ -2,7 +2,7 @@
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DaemonShutdown, DaemonStatus } from '../../protocol/methods.js';
-import { handler } from '../handler.js';
+import { handler } from '../net/handler.js';
 import type { Job } from '../jobs/job.js';
 
 /** Counts the files and bytes under the spill directory. */

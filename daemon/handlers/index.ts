@@ -1,5 +1,5 @@
 /** Every request handler, registered from this one list. */
-import type { HandlerEntry } from '../handler.js';
+import type { HandlerEntry } from '../net/handler.js';
 import { configHandlers } from './config.js';
 import { daemonHandlers } from './daemon.js';
 import { initializeHandlers } from './initialize.js';

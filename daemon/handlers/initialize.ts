@@ -3,7 +3,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { ExecdError } from '../../protocol/errors.js';
 import { Initialize } from '../../protocol/methods.js';
 import { PROTOCOL_VERSION, type InitializeResult } from '../../protocol/types.js';
-import { handler } from '../handler.js';
+import { handler } from '../net/handler.js';
 
 function sameToken(given: string, expected: string): boolean {
   const a = Buffer.from(given);

@@ -14,13 +14,13 @@ import {
   JobWrite,
   ShellStart,
 } from '../../protocol/methods.js';
-import { handler, type HandlerContext } from '../handler.js';
+import { handler, type HandlerContext } from '../net/handler.js';
 import type { Job } from '../jobs/job.js';
 import { cleanJobs, killJob, releaseJob, settledWithin } from '../jobs/job-control.js';
 import { emptyRead, peekJob, readJob } from '../jobs/job-reads.js';
 import { planJobLaunch } from '../jobs/launch-plan.js';
 import { waitForOutput } from '../jobs/read-wait.js';
-import { recordReportedOutputs } from '../output-files.js';
+import { recordReportedOutputs } from '../state/output-files.js';
 import { startJob } from '../jobs/start-job.js';
 import { sessionSpillDir } from '../session-lifecycle.js';
 import { checkSpawnLimits, confineSpec, resolveRequest } from './shell.js';

@@ -1,9 +1,9 @@
 /** `output/read`: pages of the spill and log files reported to a session (SPEC §10). */
 import { ExecdError } from '../../protocol/errors.js';
 import { MAX_PAGE_BYTES, OutputRead } from '../../protocol/methods.js';
-import { handler } from '../handler.js';
+import { handler } from '../net/handler.js';
 import { MIN_PAGE_BYTES } from '../jobs/stream-read.js';
-import { readOutput } from '../output-files.js';
+import { readOutput } from '../state/output-files.js';
 
 /** Handlers of the output methods. */
 export const outputHandlers = [

@@ -6,7 +6,7 @@
 import { escalationHintLine, renderProcessRead, renderResult, type RenderOptions } from '../../shared/render.js';
 import { RenderJobRead, RenderResult } from '../../protocol/methods.js';
 import type { SandboxMode } from '../../protocol/sandbox.js';
-import { handler } from '../handler.js';
+import { handler } from '../net/handler.js';
 
 function optionsOf(targets: SandboxMode[] | undefined): RenderOptions {
   return targets && targets.length > 0 ? { escalationHint: escalationHintLine(targets) } : {};

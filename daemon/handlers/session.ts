@@ -1,7 +1,7 @@
 /** `session/open` and `session/close`. */
 import { ExecdError } from '../../protocol/errors.js';
 import { SessionClose, SessionOpen } from '../../protocol/methods.js';
-import { handler } from '../handler.js';
+import { handler } from '../net/handler.js';
 import { jobsForSessionOpen } from '../jobs/announce.js';
 import { closeSession } from '../session-lifecycle.js';
 

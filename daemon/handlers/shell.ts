@@ -6,10 +6,10 @@ import type { ExecSpec } from '../../protocol/types.js';
 import { maskEnv } from '../env.js';
 import { runForeground } from '../executor/run.js';
 import type { DaemonContext } from '../context.js';
-import { handler, type HandlerContext } from '../handler.js';
+import { handler, type HandlerContext } from '../net/handler.js';
 import { resolveSpec } from '../resolve.js';
 import { confine, type Confinement } from '../sandbox/runner.js';
-import { recordReportedOutputs } from '../output-files.js';
+import { recordReportedOutputs } from '../state/output-files.js';
 import { sessionSpillDir } from '../session-lifecycle.js';
 
 /** Resolves a request against its session; SESSION_NOT_FOUND when this connection has not opened it. */

@@ -17,8 +17,8 @@ import {
   TerminalSignal,
   TerminalWrite,
 } from '../../protocol/methods.js';
-import type { ClientConnection } from '../connection.js';
-import { handler, type HandlerContext } from '../handler.js';
+import type { ClientConnection } from '../net/connection.js';
+import { handler, type HandlerContext } from '../net/handler.js';
 import { sessionSpillDir } from '../session-lifecycle.js';
 import { openTerminal } from '../terminals/open-terminal.js';
 import { runInTerminal } from '../terminals/run.js';

@@ -1,6 +1,6 @@
 /** The incoming frame guard: caps on header and message size, agreement with the reader's framing. */
 import { describe, expect, it } from 'vitest';
-import { contentLength, FrameGuard, MAX_HEADER_BYTES } from '../../daemon/frame-guard.js';
+import { contentLength, FrameGuard, MAX_HEADER_BYTES } from '../../daemon/net/frame-guard.js';
 
 const frame = (body: string) => Buffer.from(`Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
 

@@ -1,6 +1,6 @@
 /** The retention sweep's policy: age first, then quota oldest first, never an open file. */
 import { describe, expect, it } from 'vitest';
-import { planSweep, type SpillEntry } from '../../daemon/spill-sweep.js';
+import { planSweep, type SpillEntry } from '../../daemon/state/spill-sweep.js';
 
 const file = (path: string, bytes: number, mtimeMs: number, open = false): SpillEntry => ({
   path,

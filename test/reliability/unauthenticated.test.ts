@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { PRE_AUTH_MAX_MESSAGE_BYTES } from '../../daemon/connection.js';
+import { PRE_AUTH_MAX_MESSAGE_BYTES } from '../../daemon/net/connection.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { rawAuthed, rawConnect, type RawConnection } from '../helpers/raw.js';
 import { waitFor } from '../helpers/wait.js';

@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseListenUrl } from '../../daemon/listeners.js';
+import { parseListenUrl } from '../../daemon/net/listeners.js';
 import { CLI } from '../helpers/daemon.js';
 
 const DEPLOY = join(import.meta.dirname, '..', '..', 'deploy');

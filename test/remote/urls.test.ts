@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { describeSocketError, parseDaemonUrl } from '../../client/transport-url.js';
 import { remoteConnectOptions } from '../../client/cli/remote.js';
-import { checkTlsFiles, isLoopbackHost, parseListenUrl } from '../../daemon/listeners.js';
+import { checkTlsFiles, isLoopbackHost, parseListenUrl } from '../../daemon/net/listeners.js';
 
 describe('parseListenUrl', () => {
   it('takes tls:// on any host and tcp:// on loopback only', () => {

@@ -10,9 +10,9 @@ import {
   mergeConfigPatch,
   type Config,
   type ConfigPatch,
-} from '../protocol/config.js';
-import { ExecdError } from '../protocol/errors.js';
-import { formatZodError } from '../protocol/fields.js';
+} from '../../protocol/config.js';
+import { ExecdError } from '../../protocol/errors.js';
+import { formatZodError } from '../../protocol/fields.js';
 
 /** Validates a patch against the schema; returns the parsed patch or an INVALID_PARAMS error. */
 export function parseConfigPatch(patch: unknown, source?: string): ConfigPatch | ExecdError {

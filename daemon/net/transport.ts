@@ -24,7 +24,7 @@ import {
   type MessageWriter,
   type RAL,
 } from 'vscode-jsonrpc/node.js';
-import { frameMessage } from '../protocol/framing.js';
+import { frameMessage } from '../../protocol/framing.js';
 import { FrameGuard, type FrameViolation, type MessageCap } from './frame-guard.js';
 
 /** The bounds of one connection, read at each use so that `config/set` applies at once. */

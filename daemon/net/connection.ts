@@ -18,13 +18,13 @@ import {
   type Message,
   type MessageConnection,
 } from 'vscode-jsonrpc/node.js';
-import { ExecdError, type ErrorData } from '../protocol/errors.js';
-import { formatZodError } from '../protocol/fields.js';
-import { Initialize } from '../protocol/methods.js';
-import type { DaemonContext } from './context.js';
-import type { OutputFlow } from './executor/run.js';
+import { ExecdError, type ErrorData } from '../../protocol/errors.js';
+import { formatZodError } from '../../protocol/fields.js';
+import { Initialize } from '../../protocol/methods.js';
+import type { DaemonContext } from '../context.js';
+import type { OutputFlow } from '../executor/run.js';
 import type { HandlerEntry } from './handler.js';
-import type { SessionHolder } from './sessions.js';
+import type { SessionHolder } from '../sessions.js';
 import { BoundedSocketWriter, createGuardedReader, type TransportLimits, type ViolationListener } from './transport.js';
 
 let connectionCounter = 0;

@@ -8,13 +8,13 @@
  */
 import { closeSync, constants, fstatSync, lstatSync, openSync, type Stats } from 'node:fs';
 import { dirname, normalize } from 'node:path';
-import { ExecdError } from '../protocol/errors.js';
-import type { OutputReadResult } from '../protocol/types.js';
-import { readAt } from '../spill/file-capture.js';
-import { openSpillFiles } from '../spill/spill-file.js';
-import type { DaemonContext } from './context.js';
-import { sessionSpillDir } from './session-lifecycle.js';
-import { decodePage } from './jobs/stream-read.js';
+import { ExecdError } from '../../protocol/errors.js';
+import type { OutputReadResult } from '../../protocol/types.js';
+import { readAt } from '../../spill/file-capture.js';
+import { openSpillFiles } from '../../spill/spill-file.js';
+import type { DaemonContext } from '../context.js';
+import { sessionSpillDir } from '../session-lifecycle.js';
+import { decodePage } from '../jobs/stream-read.js';
 
 /** Records spill paths answered to a session, so that `output/read` may open them later. */
 export function recordReportedOutputs(

@@ -3,10 +3,10 @@
  */
 import type { CancellationToken } from 'vscode-jsonrpc';
 import type { z } from 'zod';
-import type { ExecdError } from '../protocol/errors.js';
-import type { AnyRequestDecl, ResultOf } from '../protocol/methods.js';
+import type { ExecdError } from '../../protocol/errors.js';
+import type { AnyRequestDecl, ResultOf } from '../../protocol/methods.js';
 import type { ClientConnection } from './connection.js';
-import type { DaemonContext } from './context.js';
+import type { DaemonContext } from '../context.js';
 
 /** What a handler gets besides its params. */
 export interface HandlerContext {

@@ -8,9 +8,9 @@
 import { chmodSync, existsSync, unlinkSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { dirname } from 'node:path';
-import type { PlatformFacts } from '../protocol/platform.js';
-import { socketIsLive } from '../shared/socket-probe.js';
-import { checkPrivateDir } from '../shared/state-dir.js';
+import type { PlatformFacts } from '../../protocol/platform.js';
+import { socketIsLive } from '../../shared/socket-probe.js';
+import { checkPrivateDir } from '../../shared/state-dir.js';
 
 /** Checks the socket's directory (creating it 0700); returns a reason to refuse it. */
 export function checkSocketDir(path: string, platform: PlatformFacts): string | undefined {
