@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { setTimeout } from 'node:timers';
 import { createInterface } from 'node:readline';
-import { connect } from '../../dist/client/connection.js';
+import { connect } from '../../dist/client/connect.js';
 import { JobRead, SessionOpen, ShellRun, ShellStart } from '../../dist/protocol/methods.js';
 
 const config = JSON.parse(readFileSync(process.argv[2], 'utf8'));
