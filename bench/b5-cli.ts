@@ -7,11 +7,11 @@ import { median, type Figure } from './stats.js';
 const ROUNDS = 20;
 
 /** The baseline: a Node process that spawns `bash -c true` and waits for it. */
-const NODE_BASELINE =
+export const NODE_BASELINE =
   "require('node:child_process').spawn('bash', ['-c', 'true'], { stdio: 'inherit' }).on('exit', (code) => process.exit(code))";
 
 /** Runs a process to its end with stdio ignored; throws on a non-zero exit. */
-function runProcess(file: string, args: string[], env: NodeJS.ProcessEnv): Promise<void> {
+export function runProcess(file: string, args: string[], env: NodeJS.ProcessEnv): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = spawn(file, args, { env, stdio: 'ignore' });
     child.once('error', reject);

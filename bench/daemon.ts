@@ -37,13 +37,14 @@ export interface BenchDaemon {
   stop(): Promise<void>;
 }
 
-function exited(proc: ChildProcess): Promise<void> {
+/** Resolves once `proc` has exited. */
+export function exited(proc: ChildProcess): Promise<void> {
   if (proc.exitCode !== null || proc.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => proc.once('exit', () => resolve()));
 }
 
 /** The daemon's environment: the bench's, without anything that would point it elsewhere. */
-function daemonEnv(): NodeJS.ProcessEnv {
+export function daemonEnv(): NodeJS.ProcessEnv {
   const env = { ...process.env };
   delete env.EXECD_SOCKET;
   delete env.EXECD_STATE_DIR;

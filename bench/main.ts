@@ -11,6 +11,8 @@ import { benchCli } from './b5-cli.js';
 import { benchTerminalLatency } from './b6-terminal-latency.js';
 import { benchStdinRead } from './b7-stdin-read.js';
 import { benchTerminalRss } from './b8-terminal-rss.js';
+import { benchColdStart } from './b9-cold-start.js';
+import { benchFootprint } from './b10-footprint.js';
 import { runCleanups } from './cleanup.js';
 import { startBenchDaemon, type BenchDaemon } from './daemon.js';
 import { readMemory } from './proc-stats.js';
@@ -27,6 +29,8 @@ const BENCHES: ReadonlyArray<[string, (daemon: BenchDaemon) => Promise<Figure[]>
   ['B6', benchTerminalLatency],
   ['B7', benchStdinRead],
   ['B8', benchTerminalRss],
+  ['B9', benchColdStart],
+  ['B10', benchFootprint],
 ];
 
 /** `npm run bench -- B6 B7 B8` measures only those figures (for profiling one of them). */

@@ -133,7 +133,6 @@ async function startOwnedDaemon(
   const sessions = new SessionTable();
   const processes = new ProcessRegistry();
   const spawner = new Spawner();
-  spawner.start();
   const jobs = new JobTable(
     paths.journal,
     (job) => announceSettlement(job, sessions, jobs, options.log),

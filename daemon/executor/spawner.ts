@@ -7,8 +7,8 @@
  *
  * - While no other child of the daemon is alive, nothing is waiting for the daemon: the spawn runs
  *   right there, without a hop.
- * - Otherwise it goes to a spawner process (spawn-worker.ts), small and started with the
- *   daemon, and the daemon sees the child through a `SpawnedChild`: its pid, its pipes (handed
+ * - Otherwise it goes to a spawner process (spawn-worker.ts), small and started when the
+ *   daemon's first child is (an idle daemon keeps none: B10), and the daemon sees the child through a `SpawnedChild`: its pid, its pipes (handed
  *   over as descriptors, so no output passes through the spawner and back-pressure is the
  *   kernel's), and its 'spawn', 'error' and 'exit' events, like a `ChildProcess`.
  *
@@ -141,6 +141,9 @@ export class Spawner {
     const spawner = this.live === 0 || this.closed ? undefined : this.leastBusy();
     const inline = spawner === undefined;
     const child = spawner ? this.spawnRemote(spawner, order, pipes) : startChild(order);
+    // A daemon that never runs two children at once never needs a spawner process; the first
+    // child boots it, so that the next spawn while this one lives does not wait for it.
+    if (inline && !this.closed) this.start();
     this.counts[inline ? 'inline' : 'spawner'] += 1;
     this.live += 1;
     let counted = true;

@@ -6,7 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { DaemonStatus, JobKill, JobRead, ShellStart } from '../../protocol/methods.js';
 import { startDaemon, waitPidsGone, type TestDaemon } from '../helpers/daemon.js';
 import { waitJob } from '../helpers/jobs.js';
-import { pidsIn } from '../helpers/procs.js';
+import { pidsIn, spawnerProcesses } from '../helpers/procs.js';
+import { waitFor } from '../helpers/wait.js';
 
 /** The daemon's spawn counters. */
 async function spawns(daemon: TestDaemon): Promise<{ inline: number; spawner: number }> {
@@ -27,6 +28,17 @@ async function busyDaemon(config: Record<string, unknown> = {}) {
 }
 
 describe('spawner', () => {
+  it('keeps no spawner process while idle; the first child starts one for the spawns that overlap it', async () => {
+    const daemon = await startDaemon();
+    const client = await daemon.session('s1');
+    expect(spawnerProcesses(daemon.pid)).toEqual([]);
+    const { jobId } = await client.call(ShellStart, { sessionId: 's1', command: 'sleep 300' });
+    await waitFor(() => spawnerProcesses(daemon.pid).length === 1, 'a spawner process');
+    expect((await client.run({ sessionId: 's1', command: 'echo hi' })).stdout.text).toBe('hi\n');
+    expect(await spawns(daemon)).toEqual({ inline: 1, spawner: 1 });
+    await client.call(JobKill, { sessionId: 's1', jobId });
+  });
+
   it('spawns on the event loop while nothing else runs', async () => {
     const daemon = await startDaemon();
     const client = await daemon.session('s1');

@@ -62,6 +62,11 @@ function isSpawnerProcess(pid: number): boolean {
   }
 }
 
+/** The daemon's live spawner processes. */
+export function spawnerProcesses(daemonPid: number): ProcStat[] {
+  return childrenOf(daemonPid).filter((stat) => stat.state !== 'Z' && isSpawnerProcess(stat.pid));
+}
+
 /**
  * The processes a daemon started for runs and jobs that are still there (zombies included): its
  * own children and its spawner process's children — not the spawner process itself.

@@ -41,9 +41,9 @@ describe('spawner process', () => {
     // A small log cap: the job's stderr log is deleted past it, so the disk is not filled.
     const daemon = await startDaemon({ config: { maxSpillBytes: 1024 * 1024 } });
     const client = await daemon.session('s');
-    const spawner = await waitFor(() => spawnerPid(daemon), 'the spawner process');
-    // A child alive in the daemon: the next spawn goes to the spawner process.
+    // A child alive in the daemon (it also boots the spawner): the next spawn goes to the spawner process.
     const holder = await client.call(ShellStart, { sessionId: 's', command: 'sleep 60' });
+    const spawner = await waitFor(() => spawnerPid(daemon), 'the spawner process');
     const flood = await client.call(ShellStart, { sessionId: 's', command: 'yes >&2' });
     expect((await client.call(DaemonStatus, {})).spawns.spawner).toBeGreaterThan(0);
     const before = rssMiB(spawner)!;
@@ -68,8 +68,8 @@ describe('spawner process', () => {
   it('kill -9 of the spawner: its jobs and runs fail naming the cause, their groups die, a new spawner serves', async () => {
     const daemon = await startDaemon();
     const client = await daemon.session('s');
-    const spawner = await waitFor(() => spawnerPid(daemon), 'the spawner process');
     const first = await client.call(ShellStart, { sessionId: 's', command: 'sleep 300' });
+    const spawner = await waitFor(() => spawnerPid(daemon), 'the spawner process');
     // Spawned while `first` is alive: by the spawner process.
     const jobs = [
       await client.call(ShellStart, { sessionId: 's', command: 'sleep 300 & sleep 300; echo never' }),
