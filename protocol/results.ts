@@ -135,6 +135,9 @@ const results = (): ResultEntry[] => [
       terminals: z.object({ running: z.number(), exited: z.number() }),
       processes: z.number(),
       spawns: z.object({ inline: z.number(), spawner: z.number() }),
+      memory: z.array(
+        z.object({ role: z.enum(['daemon', 'spawner']), pid: z.number(), rssBytes: z.number(), pssBytes: z.number() }),
+      ),
       listeners: z.array(z.string()),
       spill: z.object({ files: z.number(), bytes: z.number() }),
       config: configSchema(),

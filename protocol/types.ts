@@ -215,6 +215,11 @@ export interface DaemonStatusResult {
   processes: number;
   /** Children spawned so far in the daemon itself (nothing else was running) and by its spawner process. */
   spawns: { inline: number; spawner: number };
+  /**
+   * The memory of the daemon and of every helper process it keeps (its spawner process, once
+   * started), read from `/proc/<pid>/smaps_rollup`; empty where there is no /proc.
+   */
+  memory: Array<{ role: 'daemon' | 'spawner'; pid: number; rssBytes: number; pssBytes: number }>;
   /** URLs of the network listeners beside the socket (`tls://…`, `tcp://…`); empty without `--listen`. */
   listeners: string[];
   spill: { files: number; bytes: number };

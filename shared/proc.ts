@@ -115,3 +115,23 @@ export function holdsAnyFile(pid: number, files: readonly FileId[]): boolean {
 
 /** Whether /proc can answer for this platform. */
 export const HAS_PROC = PLATFORM.hasProc;
+
+/** What one process of the daemon's occupies, from `/proc/<pid>/smaps_rollup`, in bytes. */
+export interface MemoryUse {
+  pid: number;
+  /** Resident set size: every page it maps that is in memory. */
+  rssBytes: number;
+  /** Proportional set size: pages shared with other processes (the Node binary) counted by share. */
+  pssBytes: number;
+}
+
+/** The memory of `pid`; undefined without /proc or once the process is gone. */
+export function readMemoryUse(pid: number): MemoryUse | undefined {
+  try {
+    const text = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+    const kib = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? 0) * 1024;
+    return { pid, rssBytes: kib('Rss'), pssBytes: kib('Pss') };
+  } catch {
+    return undefined;
+  }
+}

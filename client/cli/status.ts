@@ -32,6 +32,10 @@ export function formatStatus(status: DaemonStatusResult, endpoint: Endpoint): st
       ['jobs', `${status.jobs.running} running, ${status.jobs.settled} settled`],
       ['processes', String(status.processes)],
       ['spawns', `${status.spawns.inline} in the daemon, ${status.spawns.spawner} by its spawner process`],
+      ...status.memory.map((use) => [
+        `memory (${use.role})`,
+        `${formatBytes(use.pssBytes)} PSS, ${formatBytes(use.rssBytes)} RSS (pid ${use.pid})`,
+      ]),
       ['spill', `${status.spill.files} files, ${formatBytes(status.spill.bytes)}`],
       ['sandbox', status.config.defaultSandboxMode],
     ],

@@ -158,6 +158,11 @@ export class Spawner {
     return child;
   }
 
+  /** The pids of the spawner processes running now. */
+  pids(): number[] {
+    return this.pool.flatMap(({ process }) => (process.pid === undefined ? [] : [process.pid]));
+  }
+
   /** Lets the spawner processes go (at shutdown, once every process tree is gone). */
   close(): void {
     this.closed = true;

@@ -2,6 +2,8 @@
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DaemonShutdown, DaemonStatus } from '../../protocol/methods.js';
+import type { DaemonStatusResult } from '../../protocol/types.js';
+import { readMemoryUse } from '../../shared/proc.js';
 import { handler } from '../net/handler.js';
 import type { Job } from '../jobs/job.js';
 
@@ -21,6 +23,15 @@ async function spillUsage(dir: string): Promise<{ files: number; bytes: number }
     // No spill directory yet.
   }
   return { files, bytes };
+}
+
+/** The memory of the daemon and of its spawner processes. */
+function memoryUse(spawnerPids: number[]): DaemonStatusResult['memory'] {
+  const roles = [[process.pid, 'daemon'] as const, ...spawnerPids.map((pid) => [pid, 'spawner'] as const)];
+  return roles.flatMap(([pid, role]) => {
+    const use = readMemoryUse(pid);
+    return use ? [{ role, ...use }] : [];
+  });
 }
 
 /** How many jobs hold a process, and how many have settled. */
@@ -46,6 +57,7 @@ export const daemonHandlers = [
     terminals: daemon.terminals.counts(),
     processes: daemon.processes.count,
     spawns: { ...daemon.spawner.counts },
+    memory: memoryUse(daemon.spawner.pids()),
     listeners: [...daemon.listenerUrls],
     spill: await spillUsage(daemon.paths.spill),
     config: daemon.config.get(),

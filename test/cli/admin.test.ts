@@ -17,8 +17,16 @@ describe('execd status', { timeout: 180_000 }, () => {
     expect(table.stdout).toMatch(/^spawns +1 in the daemon, 0 by its spawner process$/m);
     expect(table.stdout).toMatch(/^SESSION +CONNECTIONS +RUNNING JOBS +CWD$/m);
     expect(table.stdout).toMatch(new RegExp(`^cli +0 +0 +${world.dir}$`, 'm'));
+    expect(table.stdout).toMatch(new RegExp(`^memory \\(daemon\\) +[\\d.]+ MiB PSS, [\\d.]+ MiB RSS \\(pid ${pid}\\)$`, 'm'));
     const json = JSON.parse((await world.run(['status', '--json'])).stdout) as DaemonStatusResult;
     expect(json).toMatchObject({ pid, version: '0.1.0', config: { timeoutMs: 120000 } });
+    // The first run started the spawner process: the daemon and that helper, each read from /proc.
+    expect(json.memory.map((use) => use.role).sort()).toEqual(['daemon', 'spawner']);
+    for (const use of json.memory) {
+      expect(use.pssBytes).toBeGreaterThan(1024 * 1024);
+      expect(use.pssBytes).toBeLessThanOrEqual(use.rssBytes);
+    }
+    console.log(`status memory: ${json.memory.map((use) => `${use.role} ${(use.pssBytes / 2 ** 20).toFixed(1)} MiB PSS`).join(', ')}`);
   });
 
   it('does not start a daemon: exits 3 with one line when none runs', async () => {
