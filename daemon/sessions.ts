@@ -3,17 +3,18 @@
  * its session again and finds its jobs. A connection may use a session only after opening it.
  */
 import type { NotificationType } from 'vscode-jsonrpc';
+import type { Config } from '../protocol/config.js';
 import { ExecdError } from '../protocol/errors.js';
-import type { SandboxPolicy } from '../protocol/sandbox.js';
-import type { EnvMap } from './env.js';
+import { differingFacts, reopenRefusal, type SessionFacts } from './session-facts.js';
 
 /** One agent session and its facts. */
-export interface Session {
+export interface Session extends SessionFacts {
   id: string;
-  cwd: string;
-  env?: EnvMap;
-  dshEnv?: EnvMap;
-  sandbox?: SandboxPolicy;
+  /**
+   * The daemon's configuration when the session was opened: its defaults and per-command limits
+   * hold for the session's whole life, whatever a later `config/set` changes.
+   */
+  config: Config;
   /** Connections that currently have this session open. */
   connections: Set<SessionHolder>;
   /** Last time (ms since the epoch) it was opened, used by a request, or left by a connection. */
@@ -29,9 +30,6 @@ export interface SessionHolder {
   notify<P>(type: NotificationType<P>, params: P): boolean;
 }
 
-/** The facts a `session/open` brings. */
-export type SessionFactsInput = Omit<Session, 'connections' | 'lastActiveAt' | 'reportedOutputs'>;
-
 /** The daemon's session table. */
 export class SessionTable {
   private readonly sessions = new Map<string, Session>();
@@ -41,22 +39,55 @@ export class SessionTable {
     return [...this.sessions.values()];
   }
 
-  /** Opens a session on a holder, or reattaches to it with the latest facts. */
+  /**
+   * Opens a session on a holder (SPEC §6's re-open rule): without facts it attaches to an existing
+   * session (SESSION_NOT_FOUND when there is none); with facts it creates the session, or attaches
+   * when they equal the session's, and is FORBIDDEN, naming what differs, when they do not.
+   */
   open(
-    facts: SessionFactsInput,
+    sessionId: string,
+    facts: SessionFacts | undefined,
+    config: Config,
     holder: SessionHolder,
-    maxSessions: number,
   ): { session: Session; reattached: boolean } | ExecdError {
-    const existing = this.sessions.get(facts.id);
-    if (!existing && this.sessions.size >= maxSessions) {
-      return new ExecdError('LIMIT_EXCEEDED', `maxSessions limit reached (${maxSessions})`);
+    const existing = this.sessions.get(sessionId);
+    if (existing) {
+      const differing = facts ? differingFacts(existing, facts) : [];
+      if (differing.length > 0) return reopenRefusal(sessionId, differing);
+      this.hold(existing, holder);
+      return { session: existing, reattached: true };
     }
-    const fresh = { connections: new Set<SessionHolder>(), reportedOutputs: new Set<string>() };
-    const session: Session = Object.assign(existing ?? fresh, facts, { lastActiveAt: Date.now() });
-    this.sessions.set(facts.id, session);
+    if (!facts) {
+      return new ExecdError(
+        'SESSION_NOT_FOUND',
+        `session ${sessionId} does not exist: open it with a cwd (and its other facts) to create it`,
+      );
+    }
+    if (this.sessions.size >= config.maxSessions) {
+      return new ExecdError('LIMIT_EXCEEDED', `maxSessions limit reached (${config.maxSessions})`);
+    }
+    const session: Session = {
+      ...facts,
+      id: sessionId,
+      config,
+      connections: new Set<SessionHolder>(),
+      lastActiveAt: Date.now(),
+      reportedOutputs: new Set<string>(),
+    };
+    this.sessions.set(sessionId, session);
+    this.hold(session, holder);
+    return { session, reattached: false };
+  }
+
+  private hold(session: Session, holder: SessionHolder): void {
+    session.lastActiveAt = Date.now();
     session.connections.add(holder);
-    holder.openSessions.add(facts.id);
-    return { session, reattached: existing !== undefined };
+    holder.openSessions.add(session.id);
+  }
+
+  /** Replaces a session's facts (already checked by `updateFacts`). */
+  update(session: Session, facts: SessionFacts): void {
+    Object.assign(session, facts, { lastActiveAt: Date.now() });
   }
 
   /** The session, if this holder opened it; else SESSION_NOT_FOUND. */

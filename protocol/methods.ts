@@ -22,7 +22,12 @@ import {
 } from './fields.js';
 import { NotificationType, ProgressType, RequestType } from './jsonrpc.js';
 import { jobReadResultSchema, shellRunResultSchema } from './result-schemas.js';
-import { sandboxModeSchema, sandboxPolicySchema } from './sandbox.js';
+import {
+  sandboxModeSchema,
+  sandboxPolicySchema,
+  sessionSandboxSchema,
+  sessionSandboxUpdateSchema,
+} from './sandbox.js';
 import type {
   DaemonStatusResult,
   ExecSpec,
@@ -36,6 +41,7 @@ import type {
   OutputReadResult,
   SessionCloseResult,
   SessionOpenResult,
+  SessionUpdateResult,
   ShellRunResult,
   ShellStartResult,
 } from './types.js';
@@ -112,18 +118,44 @@ export const Initialize = request<InitializeResult>()('initialize', (z) =>
   z.object({
     protocolVersion: z.literal(1, { error: 'must be 1' }),
     token: z.string({ error: 'must be a string' }),
+    /** The administrative token (`<stateDir>/admin-token`): grants the daemon-wide methods. */
+    adminToken: z.string({ error: 'must be a string' }).optional(),
     client: z.object({ name: z.string({ error: 'must be a string' }), version: z.string().optional() }),
   }),
 );
 
-/** `session/open`: open (or reattach to) a session on this connection. */
+/**
+ * `session/open`: open a session on this connection, or attach to an existing one unchanged. With
+ * only `sessionId` it attaches (SESSION_NOT_FOUND when no such session exists); with facts (`cwd`
+ * at least) it creates the session, or attaches when the facts are the ones it has (FORBIDDEN,
+ * naming the facts that differ, otherwise: facts change only through `session/update`).
+ */
 export const SessionOpen = request<SessionOpenResult>()('session/open', (z) =>
+  z
+    .strictObject({
+      sessionId: sessionIdSchema(),
+      cwd: absolutePath().optional(),
+      env: envMapSchema().optional(),
+      dshEnv: dshEnvMapSchema().optional(),
+      sandbox: sessionSandboxSchema().optional(),
+    })
+    .refine((params) => params.cwd !== undefined || (!params.env && !params.dshEnv && !params.sandbox), {
+      error: 'must be given when env, dshEnv or sandbox are (without facts, session/open only attaches)',
+      path: ['cwd'],
+    }),
+);
+
+/**
+ * `session/update`: the one way a session's facts change. `cwd`, `env` and `dshEnv` are replaced;
+ * the sandbox (mode, workspace root, escalation targets) may only be narrowed.
+ */
+export const SessionUpdate = request<SessionUpdateResult>()('session/update', (z) =>
   z.strictObject({
     sessionId: sessionIdSchema(),
-    cwd: absolutePath(),
+    cwd: absolutePath().optional(),
     env: envMapSchema().optional(),
     dshEnv: dshEnvMapSchema().optional(),
-    sandbox: sandboxPolicySchema().optional(),
+    sandbox: sessionSandboxUpdateSchema().optional(),
   }),
 );
 
@@ -371,6 +403,7 @@ export const RenderJobRead = request<{ text: string }>()('render/jobRead', (z) =
 export const ALL_REQUESTS = [
   Initialize,
   SessionOpen,
+  SessionUpdate,
   SessionClose,
   ShellResolve,
   ShellRun,

@@ -27,3 +27,39 @@ export const sandboxPolicySchema = lazySchema((z) =>
 
 /** A sandbox policy. */
 export type SandboxPolicy = z.infer<ReturnType<typeof sandboxPolicySchema>>;
+
+/** The schema of a session's escalation targets: a subset of `ESCALATION_TARGETS`, no repeats. */
+export const escalationTargetsSchema = lazySchema((z) =>
+  z
+    .array(z.enum(ESCALATION_TARGETS, { error: `must be one of ${ESCALATION_TARGETS.join(', ')}` }), {
+      error: `must be an array of ${ESCALATION_TARGETS.join(', ')}`,
+    })
+    .refine((targets) => new Set(targets).size === targets.length, { error: 'must not repeat a mode' }),
+);
+
+/** An escalation target. */
+export type EscalationTarget = (typeof ESCALATION_TARGETS)[number];
+
+/**
+ * The schema of a session's sandbox (`session/open`): a policy and the modes a request may widen
+ * it to (SPEC §6; default none).
+ */
+export const sessionSandboxSchema = lazySchema((z) =>
+  z.strictObject({
+    mode: sandboxModeSchema(),
+    workspaceRoot: absolutePath().optional(),
+    escalationTargets: escalationTargetsSchema().optional(),
+  }),
+);
+
+/** A session's sandbox as `session/open` names it. */
+export type SessionSandbox = z.infer<ReturnType<typeof sessionSandboxSchema>>;
+
+/** The schema of a `session/update`'s sandbox: every field optional, each only narrowing. */
+export const sessionSandboxUpdateSchema = lazySchema((z) =>
+  z.strictObject({
+    mode: sandboxModeSchema().optional(),
+    workspaceRoot: absolutePath().optional(),
+    escalationTargets: escalationTargetsSchema().optional(),
+  }),
+);

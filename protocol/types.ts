@@ -103,6 +103,8 @@ export interface InitializeResult {
     /** False when no PTY can be opened here: every terminal method then answers TERMINALS_UNAVAILABLE. */
     terminals: boolean;
   };
+  /** True when `initialize` carried the administrative token: the daemon-wide methods are allowed. */
+  admin?: boolean;
 }
 
 /** Reply to `session/open`. */
@@ -111,6 +113,15 @@ export interface SessionOpenResult {
   /** True when the session already existed in the daemon. */
   reattached: boolean;
   jobs: JobSnapshot[];
+}
+
+/** A session's facts as they stand (the reply to `session/update`). */
+export interface SessionUpdateResult {
+  sessionId: string;
+  cwd: string;
+  /** Names of the session's `env` variables (values are never echoed). */
+  envNames: string[];
+  sandbox: { mode: SandboxMode; workspaceRoot?: string; escalationTargets: SandboxMode[] };
 }
 
 /** Reply to `session/close`. */

@@ -18,7 +18,7 @@ import type { ExecdClient } from '../connection.js';
 import { terminalExitedLine } from '../terminal-render.js';
 import { commandHelp, type CommandRunner } from './args.js';
 import { connectOrStart } from './autostart.js';
-import { openSession, SESSION_HELP } from './session.js';
+import { attachSession, noSession, SESSION_HELP } from './session.js';
 import { parseTerminalCommand, terminalIdArgument } from './term-common.js';
 
 /** The detach key: Ctrl-] (0x1d), as telnet's escape. */
@@ -54,7 +54,7 @@ export const attachCommand: CommandRunner = async (argv, globals) => {
   const terminalId = terminalIdArgument('attach', positionals);
   const client = await connectOrStart(endpoint);
   try {
-    await openSession(client, sessionId);
+    if (!(await attachSession(client, sessionId))) throw noSession('attach', sessionId);
     return await attached(client, sessionId, terminalId);
   } finally {
     client.close();

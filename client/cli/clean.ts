@@ -35,7 +35,12 @@ export const cleanCommand: CommandRunner = async (argv, globals) => {
     },
     strict: true,
   });
-  const result = await forScope(endpointOf(values, globals), values, (client, scope) => client.call(JobClean, scope));
+  const result = await forScope(
+    endpointOf(values, globals),
+    values,
+    (client, scope) => client.call(JobClean, scope),
+    () => ({ released: 0, bytes: 0 }),
+  );
   if (values.json) process.stdout.write(`${JSON.stringify(result)}\n`);
   else {
     const freed = `${formatBytes(result.bytes)} (${plural(result.bytes, 'byte')})`;

@@ -28,7 +28,12 @@ export const jobsCommand: CommandRunner = async (argv, globals) => {
     },
     strict: true,
   });
-  const jobs = await forScope(endpointOf(values, globals), values, (client, scope) => client.call(JobList, scope));
+  const jobs = await forScope(
+    endpointOf(values, globals),
+    values,
+    (client, scope) => client.call(JobList, scope),
+    () => [],
+  );
   if (values.json) process.stdout.write(`${JSON.stringify(jobs, null, 2)}\n`);
   else if (jobs.length === 0) process.stdout.write(values.all ? 'no jobs\n' : `no jobs in session ${values.session}\n`);
   else process.stdout.write(jobsTable(jobs));

@@ -15,7 +15,9 @@ export const KILL_HELP = commandHelp({
 /** Runs `execd kill`. */
 export const killCommand: CommandRunner = async (argv, globals) => {
   const { jobId, sessionId, endpoint } = parseJobCommand('kill', argv, globals);
-  const { killed } = await inSession(endpoint, sessionId, (client) => client.call(JobKill, { sessionId, jobId }));
+  const { killed } = await inSession(endpoint, sessionId, (client) => client.call(JobKill, { sessionId, jobId }), {
+    command: 'kill',
+  });
   process.stdout.write(killed ? `killed ${jobId}\n` : `${jobId} had already ended\n`);
   return 0;
 };

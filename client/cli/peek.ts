@@ -49,28 +49,33 @@ export const peekCommand: CommandRunner = async (argv, globals) => {
     stdout: offset('--stdout-offset', values['stdout-offset']) ?? 0,
     stderr: offset('--stderr-offset', values['stderr-offset']) ?? 0,
   };
-  return inSession(endpointOf(values, globals), sessionId, async (client) => {
-    const peek = (maxBytes?: number): Promise<JobPeekResult> =>
-      client.call(JobPeek, { sessionId, jobId, stdoutOffset: next.stdout, stderrOffset: next.stderr, maxBytes });
-    if (values.json) {
-      process.stdout.write(`${JSON.stringify(await peek(), null, 2)}\n`);
+  return inSession(
+    endpointOf(values, globals),
+    sessionId,
+    async (client) => {
+      const peek = (maxBytes?: number): Promise<JobPeekResult> =>
+        client.call(JobPeek, { sessionId, jobId, stdoutOffset: next.stdout, stderrOffset: next.stderr, maxBytes });
+      if (values.json) {
+        process.stdout.write(`${JSON.stringify(await peek(), null, 2)}\n`);
+        return 0;
+      }
+      let lossy = false;
+      let end: { stdout: number; stderr: number } | undefined;
+      for (;;) {
+        const page = await peek(MAX_PAGE_BYTES);
+        // The end is what the job had written at the first page: a running job would never let peek finish.
+        end ??= { stdout: page.job.stdoutBytes, stderr: page.job.stderrBytes };
+        process.stdout.write(page.stdout.text);
+        process.stderr.write(page.stderr.text);
+        lossy ||= page.stdout.lossy || page.stderr.lossy;
+        const moved = page.stdout.nextOffset !== next.stdout || page.stderr.nextOffset !== next.stderr;
+        next.stdout = page.stdout.nextOffset;
+        next.stderr = page.stderr.nextOffset;
+        if (!moved || (next.stdout >= end.stdout && next.stderr >= end.stderr)) break;
+      }
+      if (lossy) process.stderr.write('[some output passed maxSpillBytes and is lost: its log file was deleted]\n');
       return 0;
-    }
-    let lossy = false;
-    let end: { stdout: number; stderr: number } | undefined;
-    for (;;) {
-      const page = await peek(MAX_PAGE_BYTES);
-      // The end is what the job had written at the first page: a running job would never let peek finish.
-      end ??= { stdout: page.job.stdoutBytes, stderr: page.job.stderrBytes };
-      process.stdout.write(page.stdout.text);
-      process.stderr.write(page.stderr.text);
-      lossy ||= page.stdout.lossy || page.stderr.lossy;
-      const moved = page.stdout.nextOffset !== next.stdout || page.stderr.nextOffset !== next.stderr;
-      next.stdout = page.stdout.nextOffset;
-      next.stderr = page.stderr.nextOffset;
-      if (!moved || (next.stdout >= end.stdout && next.stderr >= end.stderr)) break;
-    }
-    if (lossy) process.stderr.write('[some output passed maxSpillBytes and is lost: its log file was deleted]\n');
-    return 0;
-  });
+    },
+    { command: 'peek' },
+  );
 };

@@ -116,21 +116,26 @@ export const readCommand: CommandRunner = async (argv, globals) => {
   const jobId = jobIdArgument('read', positionals);
   const sessionId = values.session;
   const json = values.json;
-  return inSession(endpointOf(values, globals), sessionId, async (client) => {
-    let job: JobSnapshot;
-    if (!values.follow) {
-      const result = await client.call(JobRead, { sessionId, jobId });
-      printRead(result, json, values.merged);
-      // A read of a running job succeeded; one of a settled job ends as --follow would.
-      if (!settled(result.job)) return 0;
-      job = result.job;
-    } else {
-      job = values.merged
-        ? await followMerged(client, sessionId, jobId, json)
-        : await followAll(client, sessionId, jobId, json);
-    }
-    const marker = jobMarker(job);
-    if (marker && !json) process.stderr.write(`${marker}\n`);
-    return jobExitCode(job);
-  });
+  return inSession(
+    endpointOf(values, globals),
+    sessionId,
+    async (client) => {
+      let job: JobSnapshot;
+      if (!values.follow) {
+        const result = await client.call(JobRead, { sessionId, jobId });
+        printRead(result, json, values.merged);
+        // A read of a running job succeeded; one of a settled job ends as --follow would.
+        if (!settled(result.job)) return 0;
+        job = result.job;
+      } else {
+        job = values.merged
+          ? await followMerged(client, sessionId, jobId, json)
+          : await followAll(client, sessionId, jobId, json);
+      }
+      const marker = jobMarker(job);
+      if (marker && !json) process.stderr.write(`${marker}\n`);
+      return jobExitCode(job);
+    },
+    { command: 'read' },
+  );
 };

@@ -14,7 +14,9 @@ export const RELEASE_HELP = commandHelp({
 /** Runs `execd release`. */
 export const releaseCommand: CommandRunner = async (argv, globals) => {
   const { jobId, sessionId, endpoint } = parseJobCommand('release', argv, globals);
-  await inSession(endpoint, sessionId, (client) => client.call(JobRelease, { sessionId, jobId }));
+  await inSession(endpoint, sessionId, (client) => client.call(JobRelease, { sessionId, jobId }), {
+    command: 'release',
+  });
   process.stdout.write(`released ${jobId}\n`);
   return 0;
 };

@@ -1,14 +1,19 @@
 /**
  * The session a CLI command works in. Sessions live in the daemon, not in a connection, so every
- * CLI process opens (reattaches to) the same named session — `cli` unless `--session` says
+ * CLI process opens (attaches to) the same named session — `cli` unless `--session` says
  * otherwise — and `execd start` in one shell, `execd read` in another, see the same jobs.
+ *
+ * The CLI never changes a session's facts (SPEC §6): it attaches with `session/open { sessionId }`
+ * alone, so looking at an agent's session (`execd jobs --session agent-A`) leaves its cwd, env and
+ * sandbox as they are. Only the commands that start something (`run`, `start`, `term open`) create
+ * a session that does not exist yet, with the current directory as its cwd.
  */
 import { SessionOpen } from '../../protocol/methods.js';
-import type { ExecdClient } from '../connection.js';
+import { ExecdRpcError, type ExecdClient } from '../connection.js';
 import type { Endpoint } from '../endpoint.js';
 import { endpointOf, ENDPOINT_OPTIONS, parseCommand, type GlobalFlags } from './args.js';
 import { withClient } from './autostart.js';
-import { usageError } from './errors.js';
+import { CliError, usageError } from './errors.js';
 
 /** The session flag of the subcommands that work in a session. */
 export const SESSION_OPTION = { session: { type: 'string', default: 'cli' } } as const;
@@ -16,38 +21,76 @@ export const SESSION_OPTION = { session: { type: 'string', default: 'cli' } } as
 /** Help line of the session flag. */
 export const SESSION_HELP = `  --session ID       the session to work in (default: cli)`;
 
-/** Opens (or reattaches to) `sessionId` on this connection, with the current directory as its cwd. */
+function isNotFound(error: unknown): boolean {
+  return error instanceof ExecdRpcError && error.errorName === 'SESSION_NOT_FOUND';
+}
+
+/** Attaches to `sessionId` as it is; false when no such session exists. */
+export async function attachSession(client: ExecdClient, sessionId: string): Promise<boolean> {
+  try {
+    await client.call(SessionOpen, { sessionId });
+    return true;
+  } catch (error) {
+    if (isNotFound(error)) return false;
+    throw error;
+  }
+}
+
+/**
+ * Attaches to `sessionId`, creating it with the current directory as its cwd when it does not
+ * exist (a racing creator that came first is attached to).
+ */
 export async function openSession(client: ExecdClient, sessionId: string): Promise<void> {
-  await client.call(SessionOpen, { sessionId, cwd: process.cwd() });
+  if (await attachSession(client, sessionId)) return;
+  try {
+    await client.call(SessionOpen, { sessionId, cwd: process.cwd() });
+  } catch (error) {
+    if (!(error instanceof ExecdRpcError && error.errorName === 'FORBIDDEN')) throw error;
+    if (!(await attachSession(client, sessionId))) throw error;
+  }
+}
+
+/** The failure of a command that needs an existing session. */
+export function noSession(command: string, sessionId: string): CliError {
+  return new CliError(
+    `execd ${command}: no session ${sessionId} in the daemon (execd run, execd start or a harness create one)`,
+  );
 }
 
 /** Whom a command that takes `--all` works for: every session, or the one it opened. */
 export type SessionScope = { all: true } | { sessionId: string };
 
 /**
- * Connects (starting a daemon if needed) and calls `use` for every session (`--all`) or, having
- * opened it, for `--session`.
+ * Connects (starting a daemon if needed) and calls `use` for every session (`--all`, an
+ * administrative request) or, having attached to it, for `--session`; `ifAbsent` answers for a
+ * session that does not exist.
  */
 export function forScope<T>(
   endpoint: Endpoint,
   values: { all: boolean; session: string },
   use: (client: ExecdClient, scope: SessionScope) => Promise<T>,
+  ifAbsent: () => T,
 ): Promise<T> {
   return withClient(endpoint, async (client) => {
     if (values.all) return use(client, { all: true });
-    await openSession(client, values.session);
+    if (!(await attachSession(client, values.session))) return ifAbsent();
     return use(client, { sessionId: values.session });
   });
 }
 
-/** Connects (starting a daemon if needed), opens `sessionId`, calls `use`, and closes. */
+/**
+ * Connects (starting a daemon if needed), attaches to `sessionId` — creating it with `create`,
+ * else failing as `command` when it does not exist — calls `use`, and closes.
+ */
 export function inSession<T>(
   endpoint: Endpoint,
   sessionId: string,
   use: (client: ExecdClient) => Promise<T>,
+  how: { command: string; create?: boolean },
 ): Promise<T> {
   return withClient(endpoint, async (client) => {
-    await openSession(client, sessionId);
+    if (how.create) await openSession(client, sessionId);
+    else if (!(await attachSession(client, sessionId))) throw noSession(how.command, sessionId);
     return use(client);
   });
 }

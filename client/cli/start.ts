@@ -44,15 +44,20 @@ export const startCommand: CommandRunner = async (argv, globals) => {
   if (positionals.length === 0) throw usageError('start', 'missing COMMAND (usage: execd start -- COMMAND...)');
   const env = parseEnvPairs(values.env, 'start');
   const sessionId = values.session;
-  const { started, failed } = await inSession(endpointOf(values, globals), sessionId, async (client) => {
-    const command = commandFromWords(positionals, client.info.capabilities.shell);
-    const workdir = values.workdir ?? process.cwd();
-    const started = await client.call(ShellStart, { sessionId, command, workdir, env });
-    // A job whose process never started (pid 0) has settled `failed`; its detail says why.
-    if (started.pid !== 0) return { started, failed: undefined };
-    const job = await client.call(JobWait, { sessionId, jobId: started.jobId, timeoutMs: FAILED_SNAPSHOT_WAIT_MS });
-    return { started, failed: job.status === 'failed' ? (job.detail ?? 'failed') : undefined };
-  });
+  const { started, failed } = await inSession(
+    endpointOf(values, globals),
+    sessionId,
+    async (client) => {
+      const command = commandFromWords(positionals, client.info.capabilities.shell);
+      const workdir = values.workdir ?? process.cwd();
+      const started = await client.call(ShellStart, { sessionId, command, workdir, env });
+      // A job whose process never started (pid 0) has settled `failed`; its detail says why.
+      if (started.pid !== 0) return { started, failed: undefined };
+      const job = await client.call(JobWait, { sessionId, jobId: started.jobId, timeoutMs: FAILED_SNAPSHOT_WAIT_MS });
+      return { started, failed: job.status === 'failed' ? (job.detail ?? 'failed') : undefined };
+    },
+    { command: 'start', create: true },
+  );
   process.stdout.write(values.json ? `${JSON.stringify(started, null, 2)}\n` : `${started.jobId}\n`);
   if (failed !== undefined) throw new CliError(`execd start: job ${started.jobId} failed: ${failed}`);
   return 0;

@@ -17,8 +17,11 @@ graceMs), and the command returns once they are gone. Closing it again does noth
 export const termCloseCommand: CommandRunner = async (argv, globals) => {
   const { positionals, sessionId, endpoint } = parseTerminalCommand('term close', argv, globals, {});
   const terminalId = terminalIdArgument('term close', positionals);
-  const { closed } = await inSession(endpoint, sessionId, (client) =>
-    client.call(TerminalClose, { sessionId, terminalId }),
+  const { closed } = await inSession(
+    endpoint,
+    sessionId,
+    (client) => client.call(TerminalClose, { sessionId, terminalId }),
+    { command: 'term close' },
   );
   process.stdout.write(closed ? `closed ${terminalId}\n` : `${terminalId} had already exited\n`);
   return 0;

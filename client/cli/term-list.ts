@@ -3,7 +3,7 @@ import { TerminalList } from '../../protocol/methods.js';
 import type { TerminalSnapshot } from '../../protocol/terminal.js';
 import { commandHelp, type CommandRunner } from './args.js';
 import { withClient } from './autostart.js';
-import { openSession, SESSION_HELP } from './session.js';
+import { attachSession, SESSION_HELP } from './session.js';
 import { formatTable } from '../table.js';
 import { parseTerminalCommand } from './term-common.js';
 
@@ -55,7 +55,7 @@ export const termListCommand: CommandRunner = async (argv, globals) => {
     );
   const terminals = await withClient(endpoint, async (client) => {
     if (flags.all) return client.call(TerminalList, { all: true });
-    await openSession(client, sessionId);
+    if (!(await attachSession(client, sessionId))) return [];
     return client.call(TerminalList, { sessionId });
   });
   if (flags.json) process.stdout.write(`${JSON.stringify(terminals, null, 2)}\n`);

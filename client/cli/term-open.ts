@@ -26,13 +26,17 @@ export const termOpenCommand: CommandRunner = async (argv, globals) => {
     workdir: { type: 'string' },
     json: { type: 'boolean', default: false },
   });
-  const opened = await inSession(endpoint, sessionId, (client) =>
-    client.call(TerminalOpen, {
-      sessionId,
-      name: flags.name as string | undefined,
-      cwd: (flags.workdir as string | undefined) ?? process.cwd(),
-      argv: positionals.length > 0 ? positionals : undefined,
-    }),
+  const opened = await inSession(
+    endpoint,
+    sessionId,
+    (client) =>
+      client.call(TerminalOpen, {
+        sessionId,
+        name: flags.name as string | undefined,
+        cwd: (flags.workdir as string | undefined) ?? process.cwd(),
+        argv: positionals.length > 0 ? positionals : undefined,
+      }),
+    { command: 'term open', create: true },
   );
   process.stdout.write(flags.json ? `${JSON.stringify(opened, null, 2)}\n` : `${opened.terminal.id}\n`);
   return 0;

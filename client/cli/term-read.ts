@@ -33,8 +33,11 @@ export const termReadCommand: CommandRunner = async (argv, globals) => {
   const offset = rawOffset === undefined ? 0 : Number(rawOffset);
   if (!Number.isInteger(offset) || offset < 0)
     throw usageError('term read', `--offset must be a non-negative integer, got ${JSON.stringify(rawOffset)}`);
-  const read = await inSession(endpoint, sessionId, (client) =>
-    client.call(TerminalRead, { sessionId, terminalId, view: flags.screen ? 'screen' : 'stream', offset }),
+  const read = await inSession(
+    endpoint,
+    sessionId,
+    (client) => client.call(TerminalRead, { sessionId, terminalId, view: flags.screen ? 'screen' : 'stream', offset }),
+    { command: 'term read' },
   );
   if (flags.json) {
     process.stdout.write(`${JSON.stringify(read, null, 2)}\n`);

@@ -36,19 +36,24 @@ export const termSendCommand: CommandRunner = async (argv, globals) => {
   const terminalId = terminalIdArgument('term send', positionals, 2);
   if (positionals.length < 2) throw usageError('term send', 'missing TEXT (use "" to press just Enter)');
   const timeoutMs = parseMs('term send', '--timeout', flags.timeout as string | undefined);
-  const { result, effectiveTimeoutMs } = await inSession(endpoint, sessionId, async (client) => {
-    const result = await client.call(TerminalSend, {
-      sessionId,
-      terminalId,
-      text: positionals[1]!,
-      submit: !flags['no-submit'],
-      idleMs: IDLE_MS,
-      timeoutMs,
-    });
-    const config = result.waitReason === 'timeout' ? await client.call(ConfigGet, {}) : undefined;
-    const effectiveTimeoutMs = config ? Math.min(timeoutMs ?? config.timeoutMs, config.maxTimeoutMs) : timeoutMs;
-    return { result, effectiveTimeoutMs };
-  });
+  const { result, effectiveTimeoutMs } = await inSession(
+    endpoint,
+    sessionId,
+    async (client) => {
+      const result = await client.call(TerminalSend, {
+        sessionId,
+        terminalId,
+        text: positionals[1]!,
+        submit: !flags['no-submit'],
+        idleMs: IDLE_MS,
+        timeoutMs,
+      });
+      const config = result.waitReason === 'timeout' ? await client.call(ConfigGet, {}) : undefined;
+      const effectiveTimeoutMs = config ? Math.min(timeoutMs ?? config.timeoutMs, config.maxTimeoutMs) : timeoutMs;
+      return { result, effectiveTimeoutMs };
+    },
+    { command: 'term send' },
+  );
   if (flags.json) {
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
   } else {

@@ -34,8 +34,11 @@ export const waitCommand: CommandRunner = async (argv, globals) => {
   const jobId = jobIdArgument('wait', positionals);
   const timeoutMs = parseMs('wait', '--timeout', values.timeout);
   const sessionId = values.session;
-  const job = await inSession(endpointOf(values, globals), sessionId, (client) =>
-    client.call(JobWait, { sessionId, jobId, timeoutMs }),
+  const job = await inSession(
+    endpointOf(values, globals),
+    sessionId,
+    (client) => client.call(JobWait, { sessionId, jobId, timeoutMs }),
+    { command: 'wait' },
   );
   process.stdout.write(values.json ? `${JSON.stringify(job, null, 2)}\n` : `${describeJob(job)}\n`);
   return jobExitCode(job);

@@ -2,7 +2,14 @@
  * The tool side of sandbox escalation (SPEC §3.1, §6): which wider modes a call may ask for, and
  * the approval the harness must give before anything runs under one of them.
  */
-import { ESCALATION_TARGETS, SANDBOX_MODES, type SandboxMode, type SandboxPolicy } from '../../protocol/sandbox.js';
+import {
+  ESCALATION_TARGETS,
+  SANDBOX_MODES,
+  type EscalationTarget,
+  type SandboxMode,
+  type SandboxPolicy,
+  type SessionSandbox,
+} from '../../protocol/sandbox.js';
 
 /** What the harness is asked to approve. */
 export interface EscalationRequest {
@@ -71,6 +78,20 @@ export function sandboxInForce(policy: SandboxPolicy | undefined): policy is San
 export function widerTargets(mode: SandboxMode): SandboxMode[] {
   const rank = SANDBOX_MODES.indexOf(mode);
   return ESCALATION_TARGETS.filter((target) => SANDBOX_MODES.indexOf(target) > rank);
+}
+
+/**
+ * The escalation targets the tools declare when they open the session: the harness's own list,
+ * else every wider mode when an approval callback is given (the tool then asks before each), else
+ * none — so without a callback nothing can widen the session, whoever sends the request.
+ */
+export function declaredTargets(
+  sandbox: SessionSandbox | undefined,
+  approve: ApproveEscalation | undefined,
+): EscalationTarget[] | undefined {
+  if (sandbox === undefined) return undefined;
+  if (sandbox.escalationTargets !== undefined) return sandbox.escalationTargets;
+  return approve === undefined ? [] : (widerTargets(sandbox.mode) as EscalationTarget[]);
 }
 
 /** The message refusing a target that is not wider than the current mode, if it is not. */

@@ -10,7 +10,7 @@ import type { ExecdClient } from '../connection.js';
 import { renderJobExited } from '../../shared/render.js';
 import { BASH_FLAVOR, PWSH_FLAVOR, systemPromptSection, type ShellFlavor } from './description.js';
 import { resolveDshHome } from './dsh-home.js';
-import type { ApproveEscalation } from './escalation.js';
+import { declaredTargets, type ApproveEscalation } from './escalation.js';
 import {
   createJobKillTool,
   createJobListTool,
@@ -101,7 +101,10 @@ export async function createShellTools(options: ShellToolsOptions): Promise<Shel
       cwd: session.cwd,
       env: session.env,
       dshEnv: session.dshEnv,
-      sandbox: session.sandbox,
+      sandbox: session.sandbox && {
+        ...session.sandbox,
+        escalationTargets: declaredTargets(session.sandbox, options.approveEscalation),
+      },
     });
     // Settlements no connection received while the harness was away.
     for (const job of opened.jobs) if (SETTLED.has(job.status) && !job.reported) notify(job);

@@ -13,6 +13,7 @@ import { toolDescription, type ShellFlavor } from './description.js';
 import {
   cancelledEscalationText,
   checkEscalationTarget,
+  declaredTargets,
   decideEscalation,
   escalatedPolicy,
   failedApprovalText,
@@ -53,7 +54,9 @@ export function argsConfigOf(
   approve: ApproveEscalation | undefined,
 ): ArgsConfig {
   const policy = session.sandbox;
-  const escalation = approve !== undefined && policy !== undefined && widerTargets(policy.mode).length > 0;
+  const declared: readonly SandboxMode[] = declaredTargets(policy, approve) ?? [];
+  const escalation =
+    approve !== undefined && policy !== undefined && widerTargets(policy.mode).some((mode) => declared.includes(mode));
   return { background, escalation };
 }
 

@@ -1,5 +1,5 @@
 /** The shapes a harness sees: a model-facing tool, its result, and its system-prompt section. */
-import type { SandboxPolicy } from '../../protocol/sandbox.js';
+import type { SessionSandbox } from '../../protocol/sandbox.js';
 import type { JobSnapshot } from '../../protocol/types.js';
 
 /** A JSON Schema object, as handed to the model. */
@@ -86,6 +86,10 @@ export interface ToolSession {
    * else the tool options' `dshHome`, else `$DSH_HOME` of the harness process, else `~/.dsh`.
    */
   dshHome?: string;
-  /** The session's sandbox policy, when one is in force. */
-  sandbox?: SandboxPolicy;
+  /**
+   * The session's sandbox policy, when one is in force. `escalationTargets` is what a call may
+   * widen it to (SPEC §6); left out, the shell tools declare every wider mode when the harness gives
+   * them an approval callback, and none otherwise.
+   */
+  sandbox?: SessionSandbox;
 }

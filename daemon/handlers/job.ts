@@ -39,7 +39,7 @@ function ownedJob(params: { sessionId: string; jobId: string }, { daemon, conn }
 export const jobHandlers = [
   handler(ShellStart, async (params, ctx) => {
     const { daemon } = ctx;
-    const config = daemon.config.get();
+    const config = daemon.sessions.get(params.sessionId)?.config ?? daemon.config.get();
     if (!config.enableRunInBackground) return new ExecdError('BACKGROUND_DISABLED', BACKGROUND_DISABLED_MESSAGE);
     const spec = resolveRequest(params, ctx);
     if (spec instanceof ExecdError) return spec;

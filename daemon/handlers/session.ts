@@ -1,24 +1,52 @@
-/** `session/open` and `session/close`. */
+/** `session/open`, `session/update` and `session/close`. */
 import { ExecdError } from '../../protocol/errors.js';
-import { SessionClose, SessionOpen } from '../../protocol/methods.js';
+import { SessionClose, SessionOpen, SessionUpdate } from '../../protocol/methods.js';
+import type { SessionUpdateResult } from '../../protocol/types.js';
 import { handler } from '../net/handler.js';
 import { jobsForSessionOpen } from '../jobs/announce.js';
+import { openFacts, updateFacts } from '../session-facts.js';
 import { closeSession } from '../session-lifecycle.js';
+import type { Session } from '../sessions.js';
+
+/** What `session/update` answers: the facts as they now stand, env values left out. */
+function factsOf(session: Session): SessionUpdateResult {
+  const { mode, workspaceRoot, escalationTargets } = session.sandbox;
+  return {
+    sessionId: session.id,
+    cwd: session.cwd,
+    envNames: Object.keys(session.env ?? {}).sort(),
+    sandbox: { mode, ...(mode !== 'danger-full-access' && { workspaceRoot }), escalationTargets },
+  };
+}
 
 /** Handlers of the session methods. */
 export const sessionHandlers = [
   handler(SessionOpen, (params, { daemon, conn }) => {
-    const opened = daemon.sessions.open(
-      { id: params.sessionId, cwd: params.cwd, env: params.env, dshEnv: params.dshEnv, sandbox: params.sandbox },
-      conn,
-      daemon.config.get().maxSessions,
-    );
+    const config = daemon.config.get();
+    const facts =
+      params.cwd === undefined
+        ? undefined
+        : openFacts({ cwd: params.cwd, env: params.env, dshEnv: params.dshEnv, sandbox: params.sandbox }, config);
+    const opened = daemon.sessions.open(params.sessionId, facts, config, conn);
     if (opened instanceof ExecdError) return opened;
     return {
       sessionId: params.sessionId,
       reattached: opened.reattached,
       jobs: jobsForSessionOpen(params.sessionId, daemon.jobs),
     };
+  }),
+
+  handler(SessionUpdate, (params, { daemon, conn }) => {
+    const session = daemon.sessions.require(params.sessionId, conn);
+    if (session instanceof ExecdError) return session;
+    const next = updateFacts(session, params, session.id);
+    if (next instanceof ExecdError) return next;
+    daemon.sessions.update(session, next);
+    daemon.log.info(
+      { sessionId: session.id, fields: Object.keys(params).filter((key) => key !== 'sessionId') },
+      'session updated',
+    );
+    return factsOf(session);
   }),
 
   handler(SessionClose, async (params, { daemon, conn }) => {

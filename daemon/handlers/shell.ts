@@ -8,6 +8,7 @@ import { runForeground } from '../executor/run.js';
 import type { DaemonContext } from '../context.js';
 import { handler, type HandlerContext } from '../net/handler.js';
 import { resolveSpec } from '../resolve.js';
+import { checkRequestedPolicy } from '../sandbox/escalation.js';
 import { confine, type Confinement } from '../sandbox/runner.js';
 import { recordReportedOutputs } from '../state/output-files.js';
 import { sessionSpillDir } from '../session-lifecycle.js';
@@ -16,9 +17,12 @@ import { sessionSpillDir } from '../session-lifecycle.js';
 export function resolveRequest(request: ExecRequest, { daemon, conn }: HandlerContext): ExecSpec | ExecdError {
   const session = daemon.sessions.require(request.sessionId, conn);
   if (session instanceof ExecdError) return session;
+  const refused = checkRequestedPolicy(request.sandboxPolicy, session.id, session.sandbox);
+  if (refused) return refused;
   return resolveSpec(request, {
     session,
-    config: daemon.config.get(),
+    // The session's snapshot: a later config/set changes no open session's defaults or limits.
+    config: session.config,
     daemonCwd: process.cwd(),
     baseEnv: daemon.baseEnv,
     shellArgv: daemon.platform.shellArgv,
@@ -78,8 +82,9 @@ export const shellHandlers = [
     const cancel = token.onCancellationRequested(() => controller.abort());
     const { outputToken } = params;
     const runName = daemon.nextRunName();
+    const session = daemon.sessions.get(params.sessionId);
     const done = runForeground(spec, {
-      config: daemon.config.get(),
+      config: session?.config ?? daemon.config.get(),
       sessionId: params.sessionId,
       spillPath: (stream) => join(sessionSpillDir(daemon, params.sessionId), `${runName}.${stream}`),
       processes: daemon.processes,

@@ -13,6 +13,7 @@ import type { TerminalOpenResult } from '../../protocol/terminal.js';
 import type { DaemonContext } from '../context.js';
 import { confineSpec } from '../handlers/shell.js';
 import { resolveSpec } from '../resolve.js';
+import { checkRequestedPolicy } from '../sandbox/escalation.js';
 import type { Session } from '../sessions.js';
 import { newSecret, promptCommand } from './markers.js';
 import { loadPty } from './pty.js';
@@ -66,7 +67,9 @@ export async function openTerminal(
 ): Promise<TerminalOpenResult | ExecdError> {
   const limited = checkTerminalLimits(daemon, session.id);
   if (limited) return limited;
-  const config = daemon.config.get();
+  const refused = checkRequestedPolicy(params.sandboxPolicy, session.id, session.sandbox);
+  if (refused) return refused;
+  const config = session.config;
   const spec = resolveSpec(
     {
       sessionId: session.id,

@@ -1,0 +1,111 @@
+/**
+ * A session's facts (SPEC §1.7, §6): what a `session/open` snapshots, how a re-open compares with
+ * them, and how `session/update` changes them — cwd and env replaced, the sandbox only narrowed.
+ * Pure.
+ */
+import { ExecdError } from '../protocol/errors.js';
+import type { Config } from '../protocol/config.js';
+import type { EscalationTarget, SandboxMode } from '../protocol/sandbox.js';
+import type { EnvMap } from './env.js';
+import { checkNarrowing, type SessionSandboxFacts } from './sandbox/escalation.js';
+
+/** The facts a session runs with; fixed at open, changed only by `session/update`. */
+export interface SessionFacts {
+  cwd: string;
+  env?: EnvMap;
+  dshEnv?: EnvMap;
+  sandbox: SessionSandboxFacts;
+}
+
+/** The facts as `session/open` names them. */
+export interface OpenFactsInput {
+  cwd: string;
+  env?: EnvMap;
+  dshEnv?: EnvMap;
+  sandbox?: { mode: SandboxMode; workspaceRoot?: string; escalationTargets?: EscalationTarget[] };
+}
+
+/** What `session/update` asks to change. */
+export interface FactsUpdate {
+  cwd?: string;
+  env?: EnvMap;
+  dshEnv?: EnvMap;
+  sandbox?: { mode?: SandboxMode; workspaceRoot?: string; escalationTargets?: EscalationTarget[] };
+}
+
+const TARGET_ORDER: readonly EscalationTarget[] = ['workspace-write', 'danger-full-access'];
+
+function sortedTargets(targets: readonly EscalationTarget[] = []): EscalationTarget[] {
+  return TARGET_ORDER.filter((mode) => targets.includes(mode));
+}
+
+/**
+ * The facts a `session/open` creates: an absent sandbox is the daemon's `defaultSandboxMode` of
+ * this moment, and the workspace root is fixed now (the given one, else the cwd), so neither a
+ * later `config/set` nor a new cwd moves what the session may write.
+ */
+export function openFacts(input: OpenFactsInput, config: Config): SessionFacts {
+  return {
+    cwd: input.cwd,
+    env: input.env,
+    dshEnv: input.dshEnv,
+    sandbox: {
+      mode: input.sandbox?.mode ?? config.defaultSandboxMode,
+      workspaceRoot: input.sandbox?.workspaceRoot ?? input.cwd,
+      escalationTargets: sortedTargets(input.sandbox?.escalationTargets),
+    },
+  };
+}
+
+function sameEnv(a: EnvMap | undefined, b: EnvMap | undefined): boolean {
+  const left = Object.entries(a ?? {}).sort(([x], [y]) => (x < y ? -1 : 1));
+  const right = Object.entries(b ?? {}).sort(([x], [y]) => (x < y ? -1 : 1));
+  return JSON.stringify(left) === JSON.stringify(right);
+}
+
+/** The facts that differ, each as `name` or `name (has …, asked …)`; env values are never shown. */
+export function differingFacts(current: SessionFacts, asked: SessionFacts): string[] {
+  const out: string[] = [];
+  const shown = (name: string, has: string, wants: string) => {
+    if (has !== wants) out.push(`${name} (has ${has}, asked ${wants})`);
+  };
+  shown('cwd', current.cwd, asked.cwd);
+  if (!sameEnv(current.env, asked.env)) out.push('env');
+  if (!sameEnv(current.dshEnv, asked.dshEnv)) out.push('dshEnv');
+  shown('sandbox.mode', current.sandbox.mode, asked.sandbox.mode);
+  if (current.sandbox.mode !== 'danger-full-access' || asked.sandbox.mode !== 'danger-full-access') {
+    shown('sandbox.workspaceRoot', current.sandbox.workspaceRoot, asked.sandbox.workspaceRoot);
+  }
+  const list = (targets: EscalationTarget[]) => `[${targets.join(', ')}]`;
+  shown('sandbox.escalationTargets', list(current.sandbox.escalationTargets), list(asked.sandbox.escalationTargets));
+  return out;
+}
+
+/** The refusal of a re-open whose facts differ from the session's. */
+export function reopenRefusal(sessionId: string, differing: string[]): ExecdError {
+  return new ExecdError(
+    'FORBIDDEN',
+    `session ${sessionId} is already open with other facts: ${differing.join('; ')}. ` +
+      're-opening attaches unchanged: open it with only sessionId to attach, or change its facts with session/update',
+  );
+}
+
+/** The facts after `update`, or FORBIDDEN when it would widen the sandbox or add an escalation target. */
+export function updateFacts(current: SessionFacts, update: FactsUpdate, sessionId: string): SessionFacts | ExecdError {
+  const sandbox: SessionSandboxFacts = {
+    mode: update.sandbox?.mode ?? current.sandbox.mode,
+    workspaceRoot: update.sandbox?.workspaceRoot ?? current.sandbox.workspaceRoot,
+    escalationTargets:
+      update.sandbox?.escalationTargets === undefined
+        ? current.sandbox.escalationTargets
+        : sortedTargets(update.sandbox.escalationTargets),
+  };
+  const refused = checkNarrowing(current.sandbox, sandbox, sessionId);
+  if (refused) return refused;
+  return {
+    cwd: update.cwd ?? current.cwd,
+    env: update.env ?? current.env,
+    dshEnv: update.dshEnv ?? current.dshEnv,
+    sandbox,
+  };
+}
