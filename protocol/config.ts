@@ -64,6 +64,8 @@ const configFields = (z: Zod) => ({
   terminalScrollbackBytes: positiveInt(),
   /** A terminal with no send, write or attach for this long and no foreground command is closed. */
   terminalIdleCloseMs: positive().max(MAX_TIMER_MS, { error: `must be at most ${MAX_TIMER_MS}` }),
+  /** Unread `job/write` bytes queued for all jobs of all sessions together; past it writes are refused. */
+  maxTotalStdinBytes: positiveInt(),
 });
 
 /** The schema of a complete configuration: every field present (but `cwd`); built on first use. */
@@ -110,6 +112,7 @@ export const DEFAULT_CONFIG: Config = Object.freeze({
   maxTerminals: 64,
   terminalScrollbackBytes: 4 * 1024 * 1024,
   terminalIdleCloseMs: 3_600_000,
+  maxTotalStdinBytes: 64 * 1024 * 1024,
 });
 
 /** `base` with `patch` applied: later wins, and a `null` (an optional field such as `cwd`) removes the field. */

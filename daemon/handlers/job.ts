@@ -127,14 +127,18 @@ export const jobHandlers = [
   handler(JobWrite, (params, ctx) => {
     const job = ownedJob(params, ctx);
     if (job instanceof ExecdError) return job;
-    if (!job.stdin || !job.isLive) {
-      return new ExecdError(
-        'STDIN_CLOSED',
-        job.stdin
-          ? `job ${job.id} has settled; its stdin is closed`
-          : `job ${job.id} was not started with keepStdinOpen`,
-      );
-    }
-    return job.stdin.write(job.id, params.data, params.eof ?? false, ctx.daemon.config.get().maxStdinBytes);
+    if (!job.stdin || !job.isLive) return new ExecdError('STDIN_CLOSED', stdinClosedReason(job));
+    const config = ctx.daemon.config.get();
+    return job.stdin.write(job.id, params.data, params.eof ?? false, {
+      maxQueuedBytes: config.maxStdinBytes,
+      maxTotalQueuedBytes: config.maxTotalStdinBytes,
+    });
   }),
 ];
+
+/** Why `job/write` cannot reach a job's stdin. */
+function stdinClosedReason(job: Job): string {
+  if (!job.keptStdinOpen) return `job ${job.id} was not started with keepStdinOpen`;
+  if (job.restored) return `job ${job.id} was started with keepStdinOpen, but its stdin was closed when the daemon restarted`;
+  return `job ${job.id} has settled; its stdin is closed`;
+}

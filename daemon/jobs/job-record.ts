@@ -17,6 +17,7 @@ export function toRecord(job: Job): JobRecord {
     cursor: { ...job.cursor },
   };
   if (job.procStartTime !== undefined) record.procStartTime = job.procStartTime;
+  if (job.keptStdinOpen) record.keepStdinOpen = true;
   return record;
 }
 
@@ -49,6 +50,8 @@ export function fromRecord(record: JobRecord, windowBytes: number): Job {
   job.reported = record.reported;
   job.sandbox = record.sandbox;
   job.cursor = { ...record.cursor };
+  job.keptStdinOpen = record.keepStdinOpen === true;
+  job.restored = true;
   job.resolveIfSettled();
   return job;
 }

@@ -12,6 +12,7 @@ import { formatJobId } from './ids.js';
 import type { Job } from './job.js';
 import { fromRecord, toRecord } from './job-record.js';
 import { JobJournal, loadJournal } from './journal.js';
+import { StdinPool } from './stdin-pool.js';
 import { settledToRelease, type SettledBounds } from './retention.js';
 
 /** Bounds of the retention timer's period. */
@@ -24,6 +25,8 @@ export class JobTable {
   private nextNumber = 1;
   private readonly journal: JobJournal;
   private pruneTimer: NodeJS.Timeout | undefined;
+  /** The open stdins of every job, bounded together by `maxTotalStdinBytes`. */
+  readonly stdinPool = new StdinPool();
 
   constructor(
     journalPath: string,

@@ -27,6 +27,10 @@ export class Job {
   pid = 0;
   /** The open stdin of a job started with `keepStdinOpen`. */
   stdin: JobStdin | undefined;
+  /** Whether the job was started with `keepStdinOpen` (journaled: its stdin does not survive a restart). */
+  keptStdinOpen = false;
+  /** Whether the job was brought back from the journal by a restarted daemon. */
+  restored = false;
   /** `/proc` start time of `pid`, so a restarted daemon never kills a reused pid. */
   procStartTime: number | undefined;
   exitCode: number | null = null;

@@ -16,6 +16,8 @@ import { jobNumber } from './ids.js';
 export interface JobRecord extends Omit<JobSnapshot, 'kind'> {
   /** `/proc` start time of the group leader, so a reused pid is never killed. */
   procStartTime?: number;
+  /** Started with `keepStdinOpen`. */
+  keepStdinOpen?: boolean;
   stdoutPath: string;
   stderrPath: string;
   cursor: { stdout: number; stderr: number };
@@ -64,6 +66,7 @@ const journalEntrySchema = lazySchema((z) => {
     detail: z.string().optional(),
     pid: count,
     procStartTime: z.number().optional(),
+    keepStdinOpen: z.boolean().optional(),
     exitCode: z.number().int().nullable(),
     signal: z.string().nullable(),
     startedAt: isoDate,

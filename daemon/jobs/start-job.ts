@@ -91,6 +91,7 @@ export async function startJob(
     },
   );
   job.sandbox = plan.sandbox;
+  job.keptStdinOpen = ctx.keepStdinOpen === true;
   let child: ShellProcess | undefined;
   let group: TrackedGroup | undefined;
   try {
@@ -105,7 +106,7 @@ export async function startJob(
     if (missing) return failEarly({ kind: 'spawn-failed', reason: missing.message });
     let stdin: JobStdin | undefined;
     try {
-      if (ctx.keepStdinOpen) stdin = new JobStdin(join(ctx.logDir, `${id}.stdin`));
+      if (ctx.keepStdinOpen) stdin = await JobStdin.create(join(ctx.logDir, `${id}.stdin`), table.stdinPool);
     } catch (error) {
       return failEarly({ kind: 'spawn-failed', reason: `cannot open a stdin pipe: ${failureText(error)}` });
     }
@@ -128,7 +129,9 @@ export async function startJob(
     if (stdin) {
       const opened = stdin;
       job.stdin = opened;
-      if (ctx.stdin !== undefined) opened.write(id, ctx.stdin, false, Number.MAX_SAFE_INTEGER);
+      const unbounded = { maxQueuedBytes: Number.MAX_SAFE_INTEGER, maxTotalQueuedBytes: Number.MAX_SAFE_INTEGER };
+      // The request's own `stdin` was already held to maxStdinBytes.
+      if (ctx.stdin !== undefined) opened.write(id, ctx.stdin, false, unbounded);
       // `settled` never rejects; closing the pipe cannot throw.
       job.settled.then(() => opened.close()).catch(() => undefined);
     }
