@@ -9,6 +9,7 @@ import type { Spawner } from './executor/spawner.js';
 import type { JobTable } from './jobs/job-table.js';
 import type { Logger } from './logger.js';
 import type { ProcessRegistry } from './process-registry.js';
+import type { RequestKeyStore } from './request-keys/key-store.js';
 import type { SandboxRunner } from './sandbox/runner.js';
 import type { SessionTable } from './sessions.js';
 import type { SpillUsage } from './state/spill-sweep.js';
@@ -35,6 +36,8 @@ export interface DaemonContext {
   /** The spawner threads every run's and job's process is started on. */
   readonly spawner: Spawner;
   readonly runs: ActiveRuns;
+  /** Request keys and their answers, per session (SPEC §14). */
+  readonly requestKeys: RequestKeyStore;
   /** Background jobs, journaled. */
   readonly jobs: JobTable;
   /** Terminals (SPEC §9), journaled. */

@@ -24,6 +24,7 @@ import { JobTable } from './jobs/job-table.js';
 import { killOrphanedGroups } from './jobs/recovery.js';
 import type { Logger } from './logger.js';
 import { ProcessRegistry } from './process-registry.js';
+import { RequestKeyStore } from './request-keys/key-store.js';
 import { createSandboxRunner } from './sandbox/runner.js';
 import { watchIdleSessions } from './session-lifecycle.js';
 import { SessionTable } from './sessions.js';
@@ -172,6 +173,7 @@ async function startOwnedDaemon(
     processes,
     spawner,
     runs: new ActiveRuns(),
+    requestKeys: new RequestKeyStore(() => config.get()),
     jobs,
     terminals,
     terminalsUnavailable,

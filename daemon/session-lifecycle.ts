@@ -53,6 +53,7 @@ async function removeSessionDir(dir: string): Promise<void> {
 /** Closes a session: every process it owns is gone and its files deleted when this resolves. */
 export async function closeSession(daemon: DaemonContext, sessionId: string): Promise<SessionCloseResult> {
   daemon.sessions.remove(sessionId);
+  daemon.requestKeys.forgetSession(sessionId);
   const graceMs = daemon.config.get().graceMs;
   await daemon.runs.abortWhere((run) => run.sessionId === sessionId);
   const [killedJobs, closedTerminals] = await Promise.all([

@@ -66,6 +66,17 @@ const configFields = (z: Zod) => ({
   terminalIdleCloseMs: positive().max(MAX_TIMER_MS, { error: `must be at most ${MAX_TIMER_MS}` }),
   /** Unread `job/write` bytes queued for all jobs of all sessions together; past it writes are refused. */
   maxTotalStdinBytes: positiveInt(),
+  /** How long a session remembers a `requestKey` and its answer (SPEC §14). */
+  requestKeyRetentionMs: positive(),
+  /** Request keys one session remembers; past it the oldest answered ones are forgotten. */
+  maxRequestKeysPerSession: positiveInt(),
+  /** Bytes of remembered answers (their JSON) per session; past it the oldest answered ones are forgotten. */
+  maxRequestKeyBytesPerSession: positiveInt(),
+  /** How long a keyed `shell/run` or `terminal/run` outlives its closed connection, waiting to be collected; 0: aborted at once. */
+  reconnectGraceMs: z
+    .number({ error: 'must be a number from 0' })
+    .min(0, { error: 'must be a number from 0' })
+    .max(MAX_TIMER_MS, { error: `must be at most ${MAX_TIMER_MS}` }),
 });
 
 /** The schema of a complete configuration: every field present (but `cwd`); built on first use. */
@@ -113,6 +124,10 @@ export const DEFAULT_CONFIG: Config = Object.freeze({
   terminalScrollbackBytes: 4 * 1024 * 1024,
   terminalIdleCloseMs: 3_600_000,
   maxTotalStdinBytes: 64 * 1024 * 1024,
+  requestKeyRetentionMs: 600_000,
+  maxRequestKeysPerSession: 1_000,
+  maxRequestKeyBytesPerSession: 8 * 1024 * 1024,
+  reconnectGraceMs: 30_000,
 });
 
 /** `base` with `patch` applied: later wins, and a `null` (an optional field such as `cwd`) removes the field. */

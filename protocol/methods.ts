@@ -59,6 +59,7 @@ import {
   type TerminalSnapshot,
   type WriteResult,
 } from './terminal.js';
+import { withRequestKey } from './request-key.js';
 import { lazySchema, zod, type Zod } from './zod.js';
 
 /** A request declaration: the method name, its params schema (built on first read) and its typed request. */
@@ -83,6 +84,14 @@ function request<R>() {
       type: new RequestType<z.output<S>, R, ErrorData>(method),
     };
   };
+}
+
+/** Declares a request with a side effect: its params also take the optional `requestKey` (SPEC §14). */
+function keyed<R>() {
+  return <Shape extends z.core.$ZodShape, C extends z.core.$ZodObjectConfig>(
+    method: string,
+    build: (z: Zod) => z.ZodObject<Shape, C>,
+  ) => request<R>()(method, (z) => withRequestKey(z, build(z)));
 }
 
 /** Any request declaration. */
@@ -168,12 +177,12 @@ export const SessionClose = request<SessionCloseResult>()('session/close', (z) =
 export const ShellResolve = request<ExecSpec>()('shell/resolve', execRequestSchema);
 
 /** `shell/run`: a foreground run; `outputToken` asks for `$/progress` streaming. */
-export const ShellRun = request<ShellRunResult>()('shell/run', (z) =>
+export const ShellRun = keyed<ShellRunResult>()('shell/run', (z) =>
   execRequestSchema().extend({ outputToken: z.union([z.string(), z.number()]).optional() }),
 );
 
 /** `shell/start`: a background job; returns at once. `keepStdinOpen` leaves its stdin open for `job/write`. */
-export const ShellStart = request<ShellStartResult>()('shell/start', (z) =>
+export const ShellStart = keyed<ShellStartResult>()('shell/start', (z) =>
   execRequestSchema().extend({ keepStdinOpen: z.boolean({ error: 'must be a boolean' }).optional() }),
 );
 
@@ -216,7 +225,7 @@ export const JobWait = request<JobSnapshot>()('job/wait', (z) =>
 );
 
 /** `job/kill`: resolves once the process tree is gone. */
-export const JobKill = request<{ killed: boolean }>()('job/kill', sessionJob);
+export const JobKill = keyed<{ killed: boolean }>()('job/kill', sessionJob);
 
 /** `job/list`: one session's jobs, or every job for the debug client. */
 export const JobList = request<JobSnapshot[]>()('job/list', (z) =>
@@ -236,7 +245,7 @@ export const JobClean = request<JobCleanResult>()('job/clean', (z) =>
 );
 
 /** `job/write`: write to the stdin of a job started with `keepStdinOpen`; `eof` closes it afterwards. */
-export const JobWrite = request<WriteResult>()('job/write', (z) =>
+export const JobWrite = keyed<WriteResult>()('job/write', (z) =>
   sessionJob(z).extend({ data: wellFormedText(z), eof: z.boolean({ error: 'must be a boolean' }).optional() }),
 );
 
@@ -268,7 +277,7 @@ const argString = (z: Zod) =>
 const sessionTerminal = (z: Zod) => z.strictObject({ sessionId: sessionIdSchema(), terminalId: terminalIdSchema() });
 
 /** `terminal/open`: a PTY running an interactive bash (or `argv`) in the session's cwd. */
-export const TerminalOpen = request<TerminalOpenResult>()('terminal/open', (z) =>
+export const TerminalOpen = keyed<TerminalOpenResult>()('terminal/open', (z) =>
   z.strictObject({
     sessionId: sessionIdSchema(),
     name: z
@@ -290,7 +299,7 @@ export const TerminalOpen = request<TerminalOpenResult>()('terminal/open', (z) =
 );
 
 /** `terminal/send`: write text (and Enter with `submit`), wait for a readiness tier. */
-export const TerminalSend = request<TerminalSendResult>()('terminal/send', (z) =>
+export const TerminalSend = keyed<TerminalSendResult>()('terminal/send', (z) =>
   sessionTerminal(z).extend({
     text: wellFormedText(z),
     submit: z.boolean({ error: 'must be a boolean' }).optional(),
@@ -300,7 +309,7 @@ export const TerminalSend = request<TerminalSendResult>()('terminal/send', (z) =
 );
 
 /** `terminal/run`: the persistent-shell command, wrapped between nonce markers. */
-export const TerminalRun = request<TerminalRunResult>()('terminal/run', (z) =>
+export const TerminalRun = keyed<TerminalRunResult>()('terminal/run', (z) =>
   sessionTerminal(z).extend({
     command: wellFormedText(z)
       .refine((text) => text.trim() !== '', { error: 'must be a non-empty string' })
@@ -320,7 +329,7 @@ export const TerminalRead = request<TerminalReadResult>()('terminal/read', (z) =
 );
 
 /** `terminal/write`: raw input (keys, a person's typing), no waiting. */
-export const TerminalWrite = request<WriteResult>()('terminal/write', (z) =>
+export const TerminalWrite = keyed<WriteResult>()('terminal/write', (z) =>
   sessionTerminal(z).extend({ data: wellFormedText(z) }),
 );
 
@@ -435,6 +444,21 @@ export const ALL_REQUESTS = [
   RenderResult,
   RenderJobRead,
 ] as const;
+
+/**
+ * The requests with a side effect, which take a `requestKey` (SPEC §14): a repeat of the key in
+ * the same session answers the first answer instead of acting again.
+ */
+export const KEYED_REQUESTS: readonly AnyRequestDecl[] = [
+  ShellRun,
+  ShellStart,
+  JobWrite,
+  JobKill,
+  TerminalOpen,
+  TerminalSend,
+  TerminalRun,
+  TerminalWrite,
+];
 
 /** `job/exited`: daemon → client, when a background job settles. */
 export const JobExited = new NotificationType<JobExitedParams>('job/exited');

@@ -1,5 +1,7 @@
 /** Every request handler, registered from this one list. */
+import { KEYED_REQUESTS, ShellRun, TerminalRun } from '../../protocol/methods.js';
 import type { HandlerEntry } from '../net/handler.js';
+import { keyRequests } from '../request-keys/keyed-handler.js';
 import { configHandlers } from './config.js';
 import { daemonHandlers } from './daemon.js';
 import { initializeHandlers } from './initialize.js';
@@ -10,8 +12,12 @@ import { sessionHandlers } from './session.js';
 import { shellHandlers } from './shell.js';
 import { terminalHandlers } from './terminal.js';
 
-/** All handlers; a method without one here is answered MethodNotFound. */
-export const HANDLERS: readonly HandlerEntry[] = [
+/**
+ * All handlers; a method without one here is answered MethodNotFound. The keyed ones answer a
+ * repeated `requestKey` from memory; the runs among them may outlive their connection.
+ */
+export const HANDLERS: readonly HandlerEntry[] = keyRequests(
+  [
   ...initializeHandlers,
   ...sessionHandlers,
   ...shellHandlers,
@@ -21,4 +27,7 @@ export const HANDLERS: readonly HandlerEntry[] = [
   ...configHandlers,
   ...daemonHandlers,
   ...renderHandlers,
-];
+  ],
+  KEYED_REQUESTS,
+  [ShellRun, TerminalRun],
+);

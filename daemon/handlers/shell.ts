@@ -4,7 +4,7 @@ import { ExecdError } from '../../protocol/errors.js';
 import { OutputProgressType, ShellResolve, ShellRun, type ExecRequest } from '../../protocol/methods.js';
 import type { ExecSpec } from '../../protocol/types.js';
 import { maskEnv } from '../env.js';
-import { runForeground } from '../executor/run.js';
+import { runForeground, type OutputFlow } from '../executor/run.js';
 import type { DaemonContext } from '../context.js';
 import { handler, type HandlerContext } from '../net/handler.js';
 import { resolveSpec } from '../resolve.js';
@@ -80,7 +80,27 @@ export const shellHandlers = [
 
     const controller = new AbortController();
     const cancel = token.onCancellationRequested(() => controller.abort());
-    const { outputToken } = params;
+    // A keyed run answers to whichever request is attached to it now (SPEC §14).
+    const attached = ctx.attached ?? (() => ({ conn, params }));
+    const streamsTo = () => attached().params.outputToken as string | number | undefined;
+    const flow: OutputFlow = {
+      get blocked() {
+        return streamsTo() !== undefined && attached().conn.outputFlow.blocked;
+      },
+      whenOpen: (listener) => attached().conn.outputFlow.whenOpen(listener),
+    };
+    const onOutput = (stream: 'stdout' | 'stderr', text: string) => {
+      const to = attached().conn;
+      const outputToken = streamsTo();
+      if (outputToken === undefined || to.closed) return;
+      // Called from a pipe's 'data' listener, where a throw would end the daemon: a failed
+      // send (the connection just went) is dropped like a rejected one.
+      try {
+        void to.rpc.sendProgress(OutputProgressType, outputToken, { stream, text }).catch(() => {});
+      } catch {
+        // The connection is gone; its run is aborted by the close, or waits out its grace.
+      }
+    };
     const runName = daemon.nextRunName();
     const session = daemon.sessions.get(params.sessionId);
     const done = runForeground(spec, {
@@ -92,22 +112,13 @@ export const shellHandlers = [
       confinement,
       signal: controller.signal,
       stdin: params.stdin,
-      ...(outputToken !== undefined && { flow: conn.outputFlow }),
-      onOutput:
-        outputToken === undefined
-          ? undefined
-          : (stream, text) => {
-              if (conn.closed) return;
-              // Called from a pipe's 'data' listener, where a throw would end the daemon: a failed
-              // send (the connection just went) is dropped like a rejected one.
-              try {
-                void conn.rpc.sendProgress(OutputProgressType, outputToken, { stream, text }).catch(() => {});
-              } catch {
-                // The connection is gone; its run is aborted by the close.
-              }
-            },
+      // Streaming costs a copy through the daemon: only when asked, or when a repeat may ask.
+      ...((params.outputToken !== undefined || ctx.attached) && { flow, onOutput }),
     });
-    daemon.runs.add({ sessionId: params.sessionId, owner: conn, controller, done });
+
+    // A detachable run belongs to no connection: its close does not abort it, the grace does.
+    const owner = ctx.attached ?? conn;
+    daemon.runs.add({ sessionId: params.sessionId, owner, controller, done });
     const result = await done;
     cancel.dispose();
     if (!(result instanceof ExecdError)) {

@@ -127,10 +127,14 @@ export class ClientConnection implements SessionHolder {
     return this.closedFlag;
   }
 
-  /** Calls `listener` once when the connection closes. */
-  onClose(listener: () => void): void {
+  /** Calls `listener` once when the connection closes; the returned function unsubscribes it. */
+  onClose(listener: () => void): () => void {
     if (this.closedFlag) listener();
     else this.closeListeners.push(listener);
+    return () => {
+      const at = this.closeListeners.indexOf(listener);
+      if (at >= 0) this.closeListeners.splice(at, 1);
+    };
   }
 
   /** Sends a notification unless the connection is gone; a failed write closes nothing else. */

@@ -14,6 +14,17 @@ export interface HandlerContext {
   conn: ClientConnection;
   /** The request's cancellation (`$/cancelRequest`). */
   token: CancellationToken;
+  /**
+   * For a keyed run that may outlive its connection (SPEC §14): the connection and params of the
+   * request now waiting for its answer, which a repeat from another connection takes over.
+   */
+  attached?: () => RunAttachment;
+}
+
+/** The request a detachable run answers to now: where its streamed output goes. */
+export interface RunAttachment {
+  conn: ClientConnection;
+  params: Record<string, unknown>;
 }
 
 /** A request handler bound to its declaration. */
