@@ -8,6 +8,7 @@ import { jobHandlers } from './job.js';
 import { outputHandlers } from './output.js';
 import { sessionHandlers } from './session.js';
 import { shellHandlers } from './shell.js';
+import { shellStreamHandlers } from './shell-stream.js';
 import { terminalHandlers } from './terminal.js';
 
 /** All handlers; a method without one here is answered MethodNotFound. */
@@ -15,6 +16,7 @@ export const HANDLERS: readonly HandlerEntry[] = [
   ...initializeHandlers,
   ...sessionHandlers,
   ...shellHandlers,
+  ...shellStreamHandlers,
   ...terminalHandlers,
   ...jobHandlers,
   ...outputHandlers,

@@ -1,7 +1,7 @@
 /** `shell/resolve` and `shell/run`: resolve once, then run the resolved spec. */
 import { dirname, join } from 'node:path';
 import { ExecdError } from '../../protocol/errors.js';
-import { OutputProgressType, ShellResolve, ShellRun, type ExecRequest } from '../../protocol/methods.js';
+import { ShellResolve, ShellRun, type ExecRequest } from '../../protocol/methods.js';
 import type { ExecSpec } from '../../protocol/types.js';
 import { maskEnv } from '../env.js';
 import { runForeground } from '../executor/run.js';
@@ -11,6 +11,7 @@ import { resolveSpec } from '../resolve.js';
 import { confine, type Confinement } from '../sandbox/runner.js';
 import { recordReportedOutputs } from '../state/output-files.js';
 import { sessionSpillDir } from '../session-lifecycle.js';
+import { dropCapture, openRunStdin, progressSender } from './shell-stream.js';
 
 /** Resolves a request against its session; SESSION_NOT_FOUND when this connection has not opened it. */
 export function resolveRequest(request: ExecRequest, { daemon, conn }: HandlerContext): ExecSpec | ExecdError {
@@ -75,39 +76,41 @@ export const shellHandlers = [
     if (confinement instanceof ExecdError) return confinement;
 
     const controller = new AbortController();
-    const cancel = token.onCancellationRequested(() => controller.abort());
     const { outputToken } = params;
     const runName = daemon.nextRunName();
+    const spillDir = sessionSpillDir(daemon, params.sessionId);
+    const input =
+      params.keepStdinOpen && outputToken !== undefined
+        ? openRunStdin(conn, params.sessionId, outputToken, spillDir, runName)
+        : undefined;
+    if (input instanceof ExecdError) return input;
+    const cancel = token.onCancellationRequested(() => controller.abort());
     const done = runForeground(spec, {
       config: daemon.config.get(),
       sessionId: params.sessionId,
-      spillPath: (stream) => join(sessionSpillDir(daemon, params.sessionId), `${runName}.${stream}`),
+      spillPath: (stream) => join(spillDir, `${runName}.${stream}`),
       processes: daemon.processes,
       spawner: daemon.spawner,
       confinement,
       signal: controller.signal,
       stdin: params.stdin,
-      ...(outputToken !== undefined && { flow: conn.outputFlow }),
-      onOutput:
-        outputToken === undefined
-          ? undefined
-          : (stream, text) => {
-              if (conn.closed) return;
-              // Called from a pipe's 'data' listener, where a throw would end the daemon: a failed
-              // send (the connection just went) is dropped like a rejected one.
-              try {
-                void conn.rpc.sendProgress(OutputProgressType, outputToken, { stream, text }).catch(() => {});
-              } catch {
-                // The connection is gone; its run is aborted by the close.
-              }
-            },
+      ...(input && { stdinPath: input.stdin.path, onSpawned: () => input.stdin.spawned() }),
+      ...(outputToken !== undefined && {
+        flow: conn.outputFlow,
+        ...progressSender(conn, outputToken, params.outputEncoding),
+      }),
     });
     daemon.runs.add({ sessionId: params.sessionId, owner: conn, controller, done });
-    const result = await done;
-    cancel.dispose();
-    if (!(result instanceof ExecdError)) {
-      recordReportedOutputs(daemon, params.sessionId, [result.stdout.spillPath, result.stderr.spillPath]);
+    let result: Awaited<typeof done>;
+    try {
+      result = await done;
+    } finally {
+      input?.close();
+      cancel.dispose();
     }
+    if (result instanceof ExecdError) return result;
+    if (params.keepCapture === false) return dropCapture(result);
+    recordReportedOutputs(daemon, params.sessionId, [result.stdout.spillPath, result.stderr.spillPath]);
     return result;
   }),
 ];
