@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { connect as netConnect, type Socket } from 'node:net';
 import { join } from 'node:path';
+import type { Readable } from 'node:stream';
 import type { Disposable, MessageConnection, NotificationType } from 'vscode-jsonrpc/node.js';
 import { errorNameOf, type ErrorName } from '../protocol/errors.js';
 import { CancellationTokenSource, ErrorCodes as RpcErrorCodes, ResponseError } from '../protocol/jsonrpc.js';
@@ -12,6 +13,7 @@ import {
   ConfigGet,
   Initialize,
   JobExited,
+  OutputBytesProgressType,
   OutputProgressType,
   ShellRun,
   type AnyRequestDecl,
@@ -20,6 +22,7 @@ import {
 } from '../protocol/methods.js';
 import type { InitializeResult, JobExitedParams, OutputProgress, ShellRunResult } from '../protocol/types.js';
 import { createDrainingConnection } from './draining-connection.js';
+import { pumpInput } from './run-input.js';
 import { resolveEndpoint, type Endpoint } from './endpoint.js';
 import { assertKeepAliveMs, keepAlive } from './keep-alive.js';
 import {
@@ -89,6 +92,12 @@ export interface CallOptions {
 export interface RunOptions extends CallOptions {
   /** Receives output as it arrives, before the result. */
   onOutput?: (progress: OutputProgress) => void;
+  /** Receives the exact bytes as they arrive instead (`outputEncoding: 'base64'`). */
+  onBytes?: (stream: OutputProgress['stream'], bytes: Buffer) => void;
+  /** Streamed into the command's stdin as it arrives (`keepStdinOpen` + `shell/write`); EOF at its end. */
+  input?: Readable;
+  /** False: the daemon deletes what spilled to disk (every byte reached `onOutput`/`onBytes`). */
+  keepCapture?: boolean;
 }
 
 let outputTokenCounter = 0;
@@ -129,13 +138,31 @@ export class ExecdClient {
 
   /** Runs a foreground command, streaming its output to `onOutput` when given. */
   async run(params: Omit<ParamsOf<typeof ShellRun>, 'outputToken'>, options: RunOptions = {}): Promise<ShellRunResult> {
-    const { onOutput } = options;
-    if (!onOutput) return this.call(ShellRun, params, options);
+    const { onOutput, onBytes, input, keepCapture } = options;
+    if (!onOutput && !onBytes && !input) return this.call(ShellRun, params, options);
     const outputToken = `out-${process.pid}-${++outputTokenCounter}`;
-    const subscription = this.rpc.onProgress(OutputProgressType, outputToken, onOutput);
+    const subscription = onBytes
+      ? this.rpc.onProgress(OutputBytesProgressType, outputToken, ({ stream, data }) =>
+          onBytes(stream, Buffer.from(data, 'base64')),
+        )
+      : this.rpc.onProgress(OutputProgressType, outputToken, (progress) => onOutput?.(progress));
+    const running = this.call(
+      ShellRun,
+      {
+        ...params,
+        outputToken,
+        ...(onBytes && { outputEncoding: 'base64' as const }),
+        ...(input && { keepStdinOpen: true }),
+        ...(keepCapture !== undefined && { keepCapture }),
+      },
+      options,
+    );
+    // Sent after the run request, on the same connection: the daemon has its stdin open by then.
+    const pump = input && pumpInput(this, params.sessionId, outputToken, input);
     try {
-      return await this.call(ShellRun, { ...params, outputToken }, options);
+      return await running;
     } finally {
+      pump?.stop();
       subscription.dispose();
     }
   }

@@ -37,6 +37,7 @@ import type {
   JobPeekResult,
   JobReadResult,
   JobSnapshot,
+  OutputBytesProgress,
   OutputProgress,
   OutputReadResult,
   SessionCloseResult,
@@ -176,9 +177,61 @@ export const SessionClose = request<SessionCloseResult>()('session/close', (z) =
 /** `shell/resolve`: the spec a request would run with, without running it. */
 export const ShellResolve = request<ExecSpec>()('shell/resolve', execRequestSchema);
 
-/** `shell/run`: a foreground run; `outputToken` asks for `$/progress` streaming. */
+/** How streamed output and written data travel: UTF-8 text, or the exact bytes as base64. */
+export const DATA_ENCODINGS = ['text', 'base64'] as const;
+/** One of `DATA_ENCODINGS`. */
+export type DataEncoding = (typeof DATA_ENCODINGS)[number];
+const dataEncoding = (z: Zod) => z.enum(DATA_ENCODINGS, { error: 'must be text or base64' });
+const outputToken = (z: Zod) => z.union([z.string(), z.number()], { error: 'must be a string or a number' });
+
+/**
+ * `shell/run`: a foreground run; `outputToken` asks for `$/progress` streaming. With a token,
+ * `outputEncoding: 'base64'` streams the exact bytes, `keepStdinOpen` starts the command with an
+ * open stdin that `shell/write` feeds, and `keepCapture: false` deletes what spilled to disk (the
+ * caller has every byte already).
+ */
 export const ShellRun = keyed<ShellRunResult>()('shell/run', (z) =>
-  execRequestSchema().extend({ outputToken: z.union([z.string(), z.number()]).optional() }),
+  execRequestSchema()
+    .extend({
+      outputToken: outputToken(z).optional(),
+      outputEncoding: dataEncoding(z).optional(),
+      keepStdinOpen: z.boolean({ error: 'must be a boolean' }).optional(),
+      keepCapture: z.boolean({ error: 'must be a boolean' }).optional(),
+    })
+    .superRefine((params, ctx) => {
+      const streamedOnly = [
+        ['outputEncoding', params.outputEncoding !== undefined],
+        ['keepStdinOpen', params.keepStdinOpen === true],
+        ['keepCapture', params.keepCapture !== undefined],
+      ] as const;
+      for (const [field, set] of streamedOnly) {
+        if (set && params.outputToken === undefined) {
+          ctx.addIssue({ code: 'custom', path: [field], message: 'needs outputToken (a streamed run)' });
+        }
+      }
+      if (params.keepStdinOpen === true && params.stdin !== undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['stdin'],
+          message: 'excludes keepStdinOpen (write it with shell/write)',
+        });
+      }
+    }),
+);
+
+/**
+ * `shell/write`: data for the open stdin of this connection's running `shell/run` with
+ * `keepStdinOpen` (named by its `outputToken`); answers once the command's pipe took it (flow
+ * control: one write at a time, no size cap); `eof` closes stdin afterwards.
+ */
+export const ShellWrite = request<WriteResult>()('shell/write', (z) =>
+  z.strictObject({
+    sessionId: sessionIdSchema(),
+    outputToken: outputToken(z),
+    data: z.string({ error: 'must be a string' }),
+    encoding: dataEncoding(z).optional(),
+    eof: z.boolean({ error: 'must be a boolean' }).optional(),
+  }),
 );
 
 /** `shell/start`: a background job; returns at once. `keepStdinOpen` leaves its stdin open for `job/write`. */
@@ -376,6 +429,8 @@ export const OutputRead = request<OutputReadResult>()('output/read', (z) =>
     path: absolutePath(),
     offset: byteOffset(z).optional(),
     maxBytes: pageBytes().optional(),
+    /** `base64`: the page's exact bytes in `data` (any boundary), `text` empty. */
+    encoding: dataEncoding(z).optional(),
   }),
 );
 
@@ -417,6 +472,7 @@ export const ALL_REQUESTS = [
   ShellResolve,
   ShellRun,
   ShellStart,
+  ShellWrite,
   JobRead,
   JobPeek,
   JobWait,
@@ -471,3 +527,6 @@ export const TerminalExited = new NotificationType<TerminalExitedParams>('termin
 
 /** The `$/progress` payload type of a streamed `shell/run`. */
 export const OutputProgressType = new ProgressType<OutputProgress>();
+
+/** The `$/progress` payload type of a streamed `shell/run` with `outputEncoding: 'base64'`. */
+export const OutputBytesProgressType = new ProgressType<OutputBytesProgress>();

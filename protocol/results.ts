@@ -43,6 +43,7 @@ import {
   ShellResolve,
   ShellRun,
   ShellStart,
+  ShellWrite,
   type AnyRequestDecl,
   type ResultOf,
 } from './methods.js';
@@ -56,7 +57,7 @@ import {
 } from './result-schemas.js';
 import { sandboxModeSchema, sandboxPolicySchema } from './sandbox.js';
 import type { TerminalExitedParams, TerminalOutputParams } from './terminal.js';
-import type { JobExitedParams, OutputProgress } from './types.js';
+import type { JobExitedParams, OutputBytesProgress, OutputProgress } from './types.js';
 import { zod, type Zod } from './zod.js';
 
 /** One result schema, checked against the declared result type of its method. */
@@ -113,7 +114,14 @@ const results = (): ResultEntry[] => [
   result(JobRelease, (z) => z.object({ released: z.literal(true) })),
   result(JobClean, (z) => z.object({ released: z.number(), bytes: z.number() })),
   result(OutputRead, (z) =>
-    z.object({ text: z.string(), offset: z.number(), nextOffset: z.number(), eof: z.boolean(), size: z.number() }),
+    z.object({
+      text: z.string(),
+      offset: z.number(),
+      nextOffset: z.number(),
+      eof: z.boolean(),
+      size: z.number(),
+      data: z.string().optional(),
+    }),
   ),
   result(ConfigGet, () => configSchema()),
   result(ConfigSet, () => configSchema()),
@@ -145,6 +153,7 @@ const results = (): ResultEntry[] => [
   ),
   result(DaemonShutdown, (z) => z.object({ ok: z.literal(true) })),
   result(JobWrite, (z) => z.object({ written: z.number() })),
+  result(ShellWrite, (z) => z.object({ written: z.number() })),
   result(TerminalOpen, (z) => z.object({ terminal: terminalSnapshotSchema(), motd: z.string() })),
   result(TerminalSend, (z) =>
     z.object({
@@ -207,9 +216,12 @@ export const NOTIFICATION_SCHEMAS: Record<string, (z: Zod) => z.ZodType> = {
     z.object({ terminalId: z.string(), data: z.string(), offset: z.number() }),
   'terminal/exited': (z): z.ZodType<TerminalExitedParams> =>
     z.object({ sessionId: z.string(), terminal: terminalSnapshotSchema() }),
-  '$/progress': (z): z.ZodType<{ token: string | number; value: OutputProgress }> =>
+  '$/progress': (z): z.ZodType<{ token: string | number; value: OutputProgress | OutputBytesProgress }> =>
     z.object({
       token: z.union([z.string(), z.number()]),
-      value: z.object({ stream: z.enum(['stdout', 'stderr']), text: z.string() }),
+      value: z.union([
+        z.object({ stream: z.enum(['stdout', 'stderr']), text: z.string() }),
+        z.object({ stream: z.enum(['stdout', 'stderr']), data: z.string() }),
+      ]),
     }),
 };

@@ -195,6 +195,8 @@ export interface OutputReadResult {
   eof: boolean;
   /** The file's size now, in bytes. */
   size: number;
+  /** With `encoding: 'base64'`: the page's exact bytes (then `text` is empty and pages end anywhere). */
+  data?: string;
 }
 
 /** Reply to `job/clean`: the settled jobs released and the bytes of log files deleted. */
@@ -241,6 +243,13 @@ export interface DaemonStatusResult {
 export interface OutputProgress {
   stream: 'stdout' | 'stderr';
   text: string;
+}
+
+/** Params of the `$/progress` notifications of a `shell/run` streamed with `outputEncoding: 'base64'`. */
+export interface OutputBytesProgress {
+  stream: 'stdout' | 'stderr';
+  /** The chunk's exact bytes, base64. */
+  data: string;
 }
 
 /** Params of the `job/exited` notification. */

@@ -20,6 +20,8 @@ export interface CollectorOptions {
   alwaysToFile?: boolean;
   /** Receives decoded text as it arrives (streaming); characters are never split. */
   onText?: (text: string) => void;
+  /** Receives every chunk's exact bytes as it arrives (streaming without decoding). */
+  onBytes?: (chunk: Buffer) => void;
 }
 
 /** Captures one stream; feed it with `write`, then `finish`. */
@@ -53,6 +55,7 @@ export class OutputCollector {
     }
     this.file?.write(chunk);
     this.tail.append(chunk);
+    this.options.onBytes?.(chunk);
     if (this.decoder) {
       const text = this.decoder.write(chunk);
       if (text.length > 0) this.options.onText!(text);

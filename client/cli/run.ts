@@ -1,5 +1,4 @@
 /** `execd run -- COMMAND...`: a foreground run, streamed live, with the model's markers at the end. */
-import { ConfigGet } from '../../protocol/methods.js';
 import type { OutputProgress, ShellRunResult } from '../../protocol/types.js';
 import type { ExecdClient } from '../connection.js';
 import {
@@ -15,20 +14,21 @@ import { connectOrStart } from './autostart.js';
 import { EXIT_OUTPUT_CLOSED, onOutputClosed, outputClosed } from './closed-output.js';
 import { commandFromWords, COMMAND_WORDS_HELP } from './command-words.js';
 import { ENV_HELP, parseEnvPairs } from './env-pairs.js';
-import { CliError, EXIT_EXECD_ERROR, usageError } from './errors.js';
+import { EXIT_EXECD_ERROR, usageError } from './errors.js';
 import { EXIT_TIMEOUT, signalExitCode } from './exit-codes.js';
-import { readPipedStdin, stdinIsTerminal } from './piped-stdin.js';
+import { stdinIsTerminal } from './piped-stdin.js';
 import { openSession, SESSION_HELP, SESSION_OPTION } from './session.js';
 
 /** Help text of `execd run`. */
 export const RUN_HELP = `usage: execd run [--session ID] [--workdir DIR] [--timeout MS] [--env NAME=VALUE]... [--no-stdin]
                  [--json | --render] -- COMMAND...
 
-Runs COMMAND with bash -c in the daemon (starting the daemon if none runs). Output streams live;
-at the end the lines the model's view adds (truncation notices, [timed out ...], the exit marker)
-are printed to stderr. When this shell's stdin is a pipe or a file, it is read to its end and
-given to the command (echo piped | execd run -- cat; at most the daemon's maxStdinBytes); a
-terminal is never read.
+Runs COMMAND with bash -c in the daemon (starting the daemon if none runs). Output streams live,
+byte for byte (execd run -- 'gzip -c FILE' | gunzip); at the end the lines the model's view adds
+([timed out ...], the exit marker) are printed to stderr; nothing of a streamed run stays on disk.
+When this shell's stdin is a pipe or a file, the command starts at once and gets it as it arrives,
+byte for byte, with end-of-file when it ends (head -c 1000 /dev/urandom | execd run -- 'wc -c');
+a command that does not read it ends without waiting for it; a terminal is never read.
 
 ${COMMAND_WORDS_HELP}
 
@@ -58,26 +58,20 @@ export function exitCodeOf(result: ShellRunResult): number {
   return result.exitCode ?? EXIT_EXECD_ERROR;
 }
 
-/** The lines the model's view adds after the output, for the streaming mode. */
-export function modelSuffix(result: ShellRunResult): string[] {
+/**
+ * The lines the model's view adds after the output. Streamed, every byte was printed already, so
+ * no truncation notice applies: only the sandbox, timeout and exit lines.
+ */
+export function modelSuffix(result: ShellRunResult, streamed = false): string[] {
   const lines: string[] = [];
-  if (result.stdout.truncated) lines.push(truncationLine(result.stdout));
-  if (result.stderr.truncated) lines.push(truncationLine(result.stderr));
+  if (!streamed && result.stdout.truncated) lines.push(truncationLine(result.stdout));
+  if (!streamed && result.stderr.truncated) lines.push(truncationLine(result.stderr));
   if (result.sandbox?.runnerFailed) lines.push(runnerFailedLine(result.sandbox.mode));
   else if (result.sandbox?.denied) lines.push(sandboxDeniedLine(result.sandbox.mode));
   if (result.timedOut) lines.push(timeoutLine(result.timeoutMs));
   const marker = exitMarker(result);
   if (marker) lines.push(marker);
   return lines;
-}
-
-/** The caller's piped stdin, at most the daemon's `maxStdinBytes` (a larger one is refused here). */
-async function stdinForRun(client: ExecdClient): Promise<string | undefined> {
-  if (stdinIsTerminal()) return undefined;
-  const { maxStdinBytes } = await client.call(ConfigGet, {});
-  const piped = await readPipedStdin(maxStdinBytes);
-  if ('tooLarge' in piped) throw new CliError(`execd run: stdin is larger than maxStdinBytes (${maxStdinBytes})`);
-  return piped.text;
 }
 
 /** Writes `text` unless the output was found closed (the CLI is ending quietly). */
@@ -89,10 +83,10 @@ function write(stream: 'stdout' | 'stderr', text: string): void {
  * Writes streamed output to the terminal, file or pipe; when that falls behind (a slow pipe), the
  * CLI stops reading the daemon until it drained, and the daemon in turn pauses the command.
  */
-function writeThrough(client: ExecdClient, { stream, text }: OutputProgress): void {
+function writeThrough(client: ExecdClient, stream: OutputProgress['stream'], bytes: Buffer): void {
   if (outputClosed()) return;
   const out = process[stream];
-  if (out.write(text) || draining.has(stream)) return;
+  if (out.write(bytes) || draining.has(stream)) return;
   draining.add(stream);
   client.pauseReading();
   out.once('drain', () => {
@@ -127,17 +121,18 @@ export const runCommand: CommandRunner = async (argv, globals) => {
   const env = parseEnvPairs(values.env, 'run');
   const client = await connectOrStart(endpointOf(values, globals));
   try {
-    const stdin = values['no-stdin'] ? undefined : await stdinForRun(client);
+    const input = values['no-stdin'] || stdinIsTerminal() ? undefined : process.stdin;
     const command = commandFromWords(positionals, client.info.capabilities.shell);
     await openSession(client, values.session);
     const controller = new AbortController();
     process.once('SIGINT', () => controller.abort());
     const streaming = !values.json && !values.render;
     const running = client.run(
-      { sessionId: values.session, command, workdir: values.workdir ?? process.cwd(), timeoutMs, env, stdin },
+      { sessionId: values.session, command, workdir: values.workdir ?? process.cwd(), timeoutMs, env },
       {
         signal: controller.signal,
-        onOutput: streaming ? (progress) => writeThrough(client, progress) : undefined,
+        input,
+        ...(streaming && { onBytes: (stream, bytes) => writeThrough(client, stream, bytes), keepCapture: false }),
       },
     );
     // Nobody reads the output any more: kill the command (its answer says aborted) before exiting.
@@ -153,6 +148,8 @@ export const runCommand: CommandRunner = async (argv, globals) => {
       result = await running;
     } finally {
       forget();
+      // A stdin that never closes (inherited from a parent) must not keep the CLI alive.
+      input?.destroy();
     }
     if (outputClosed()) return EXIT_OUTPUT_CLOSED;
     if (values.json) write('stdout', `${JSON.stringify(result, null, 2)}\n`);
@@ -160,7 +157,7 @@ export const runCommand: CommandRunner = async (argv, globals) => {
       const text = renderResult(result);
       write('stdout', text.endsWith('\n') ? text : `${text}\n`);
     } else {
-      const suffix = modelSuffix(result);
+      const suffix = modelSuffix(result, true);
       if (suffix.length > 0) write('stderr', `${suffix.join('\n')}\n`);
     }
     return result.aborted ? EXIT_INTERRUPTED : exitCodeOf(result);

@@ -36,8 +36,14 @@ export interface RunContext {
   /** The caller's cancellation. */
   signal?: AbortSignal;
   stdin?: string;
+  /** A FIFO the command reads as its stdin (`keepStdinOpen`), instead of `stdin`. */
+  stdinPath?: string;
+  /** Called once the spawn was attempted, whatever its outcome (the FIFO's name may go). */
+  onSpawned?: () => void;
   /** Streaming: decoded text as it arrives, in order. */
   onOutput?: (stream: StreamName, text: string) => void;
+  /** Streaming the exact bytes instead (`outputEncoding: 'base64'`), in order. */
+  onBytes?: (stream: StreamName, chunk: Buffer) => void;
   /** Set for a confined mode: the command runs through the sandbox runner. */
   confinement?: Confinement;
   /** With `onOutput`: the consumer's back-pressure; the command's pipes are not read while it is blocked. */
@@ -84,6 +90,7 @@ export async function runForeground(spec: ExecSpec, ctx: RunContext): Promise<Sh
       maxSpillBytes: config.maxSpillBytes,
       spillPath: ctx.spillPath(stream),
       onText: ctx.onOutput && ((text) => ctx.onOutput!(stream, text)),
+      onBytes: ctx.onBytes && ((chunk) => ctx.onBytes!(stream, chunk)),
     });
   // A capture file that cannot be opened, or a nearly full disk, means a pipe (see openFileCapture).
   const fileCapture = (stream: StreamName, maxBytes: number) => {
@@ -94,18 +101,18 @@ export async function runForeground(spec: ExecSpec, ctx: RunContext): Promise<Sh
   // A stream goes straight from the child into its capture file unless it is streamed (or, for
   // stderr, scanned for sandbox denials): no byte passes through the daemon, capture runs at the
   // speed of a shell redirect, and a run without pipes costs no pipe handling at all.
-  const stdout = ctx.onOutput ? collector('stdout', spec.stdoutMaxBytes) : fileCapture('stdout', spec.stdoutMaxBytes);
+  const streamed = ctx.onOutput !== undefined || ctx.onBytes !== undefined;
+  const stdout = streamed ? collector('stdout', spec.stdoutMaxBytes) : fileCapture('stdout', spec.stdoutMaxBytes);
   const stderr =
-    ctx.onOutput || confinement
-      ? collector('stderr', config.maxOutputBytes)
-      : fileCapture('stderr', config.maxOutputBytes);
+    streamed || confinement ? collector('stderr', config.maxOutputBytes) : fileCapture('stderr', config.maxOutputBytes);
   const files = {
     ...(stdout instanceof FileCapture && { stdout: stdout.target }),
     ...(stderr instanceof FileCapture && { stderr: stderr.target }),
   };
 
-  const child = spawnShell(ctx.spawner, spec, ctx.stdin, confinement?.argv, files);
+  const child = spawnShell(ctx.spawner, spec, ctx.stdin, confinement?.argv, files, ctx.stdinPath);
   const failure = await spawned(child, confinement ? confinement.argv[0]! : spec.argv[0]!);
+  ctx.onSpawned?.();
   if (failure) {
     for (const capture of [stdout, stderr]) if (capture instanceof FileCapture) capture.abandon();
     return confinement ? sandboxUnavailable(confinement.mode, failure.message) : failure;

@@ -10,6 +10,7 @@ import { jobHandlers } from './job.js';
 import { outputHandlers } from './output.js';
 import { sessionHandlers } from './session.js';
 import { shellHandlers } from './shell.js';
+import { shellStreamHandlers } from './shell-stream.js';
 import { terminalHandlers } from './terminal.js';
 
 /**
@@ -21,6 +22,7 @@ export const HANDLERS: readonly HandlerEntry[] = keyRequests(
   ...initializeHandlers,
   ...sessionHandlers,
   ...shellHandlers,
+  ...shellStreamHandlers,
   ...terminalHandlers,
   ...jobHandlers,
   ...outputHandlers,

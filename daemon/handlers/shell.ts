@@ -1,7 +1,7 @@
 /** `shell/resolve` and `shell/run`: resolve once, then run the resolved spec. */
 import { dirname, join } from 'node:path';
 import { ExecdError } from '../../protocol/errors.js';
-import { OutputProgressType, ShellResolve, ShellRun, type ExecRequest } from '../../protocol/methods.js';
+import { ShellResolve, ShellRun, type ExecRequest } from '../../protocol/methods.js';
 import type { ExecSpec } from '../../protocol/types.js';
 import { maskEnv } from '../env.js';
 import { runForeground, type OutputFlow } from '../executor/run.js';
@@ -12,6 +12,7 @@ import { checkRequestedPolicy } from '../sandbox/escalation.js';
 import { confine, type Confinement } from '../sandbox/runner.js';
 import { recordReportedOutputs } from '../state/output-files.js';
 import { sessionSpillDir } from '../session-lifecycle.js';
+import { dropCapture, openRunStdin, progressSender } from './shell-stream.js';
 
 /** Resolves a request against its session; SESSION_NOT_FOUND when this connection has not opened it. */
 export function resolveRequest(request: ExecRequest, { daemon, conn }: HandlerContext): ExecSpec | ExecdError {
@@ -79,51 +80,52 @@ export const shellHandlers = [
     if (confinement instanceof ExecdError) return confinement;
 
     const controller = new AbortController();
+    const runName = daemon.nextRunName();
+    const session = daemon.sessions.get(params.sessionId);
+    const spillDir = sessionSpillDir(daemon, params.sessionId);
+    const input =
+      params.keepStdinOpen && params.outputToken !== undefined
+        ? openRunStdin(conn, params.sessionId, params.outputToken, spillDir, runName)
+        : undefined;
+    if (input instanceof ExecdError) return input;
     const cancel = token.onCancellationRequested(() => controller.abort());
     // A keyed run answers to whichever request is attached to it now (SPEC §14).
     const attached = ctx.attached ?? (() => ({ conn, params }));
-    const streamsTo = () => attached().params.outputToken as string | number | undefined;
     const flow: OutputFlow = {
       get blocked() {
-        return streamsTo() !== undefined && attached().conn.outputFlow.blocked;
+        return attached().params.outputToken !== undefined && attached().conn.outputFlow.blocked;
       },
       whenOpen: (listener) => attached().conn.outputFlow.whenOpen(listener),
     };
-    const onOutput = (stream: 'stdout' | 'stderr', text: string) => {
-      const to = attached().conn;
-      const outputToken = streamsTo();
-      if (outputToken === undefined || to.closed) return;
-      // Called from a pipe's 'data' listener, where a throw would end the daemon: a failed
-      // send (the connection just went) is dropped like a rejected one.
-      try {
-        void to.rpc.sendProgress(OutputProgressType, outputToken, { stream, text }).catch(() => {});
-      } catch {
-        // The connection is gone; its run is aborted by the close, or waits out its grace.
-      }
-    };
-    const runName = daemon.nextRunName();
-    const session = daemon.sessions.get(params.sessionId);
     const done = runForeground(spec, {
       config: session?.config ?? daemon.config.get(),
       sessionId: params.sessionId,
-      spillPath: (stream) => join(sessionSpillDir(daemon, params.sessionId), `${runName}.${stream}`),
+      spillPath: (stream) => join(spillDir, `${runName}.${stream}`),
       processes: daemon.processes,
       spawner: daemon.spawner,
       confinement,
       signal: controller.signal,
       stdin: params.stdin,
+      ...(input && { stdinPath: input.stdin.path, onSpawned: () => input.stdin.spawned() }),
       // Streaming costs a copy through the daemon: only when asked, or when a repeat may ask.
-      ...((params.outputToken !== undefined || ctx.attached) && { flow, onOutput }),
+      ...((params.outputToken !== undefined || ctx.attached) && {
+        flow,
+        ...progressSender(attached, params.outputEncoding),
+      }),
     });
-
     // A detachable run belongs to no connection: its close does not abort it, the grace does.
     const owner = ctx.attached ?? conn;
     daemon.runs.add({ sessionId: params.sessionId, owner, controller, done });
-    const result = await done;
-    cancel.dispose();
-    if (!(result instanceof ExecdError)) {
-      recordReportedOutputs(daemon, params.sessionId, [result.stdout.spillPath, result.stderr.spillPath]);
+    let result: Awaited<typeof done>;
+    try {
+      result = await done;
+    } finally {
+      input?.close();
+      cancel.dispose();
     }
+    if (result instanceof ExecdError) return result;
+    if (params.keepCapture === false) return dropCapture(result);
+    recordReportedOutputs(daemon, params.sessionId, [result.stdout.spillPath, result.stderr.spillPath]);
     return result;
   }),
 ];

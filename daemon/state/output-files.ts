@@ -100,7 +100,7 @@ function openReported(path: string, sessionId: string): { fd: number; size: numb
 /** One page of a reported file, cut on character boundaries. */
 export function readOutput(
   daemon: DaemonContext,
-  params: { sessionId: string; path: string; offset?: number; maxBytes: number },
+  params: { sessionId: string; path: string; offset?: number; maxBytes: number; encoding?: 'text' | 'base64' },
 ): OutputReadResult | ExecdError {
   const { sessionId, path } = params;
   if (normalize(path) !== path) return forbidden(path, sessionId, 'the path is not in normal form');
@@ -111,6 +111,11 @@ export function readOutput(
     const { fd, size } = opened;
     const from = Math.min(params.offset ?? 0, size);
     const bytes = readAt(fd, from, Math.min(size, from + params.maxBytes));
+    if (params.encoding === 'base64') {
+      // Bytes as they are: a page may end anywhere, the next one starts there.
+      const nextOffset = from + bytes.length;
+      return { text: '', data: bytes.toString('base64'), offset: from, nextOffset, eof: nextOffset >= size, size };
+    }
     // A file still being written may get the rest of a character cut at its end.
     const complete = from + bytes.length >= size && !openSpillFiles.has(path);
     const page = decodePage(bytes, from, complete);

@@ -5,7 +5,7 @@
  * and then runs against a real daemon.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
@@ -21,18 +21,27 @@ function tempDir(): string {
 }
 
 /** Packs the already built tree (`npm test` builds first; the prepack build is skipped here). */
-function pack(into: string): { tarball: string; files: string[] } {
+function pack(into: string): { tarball: string; files: string[]; modes: Map<string, number>; name: string } {
   const out = execFileSync('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', into], {
     cwd: ROOT,
     encoding: 'utf8',
   });
-  const [info] = JSON.parse(out) as Array<{ filename: string; files: Array<{ path: string }> }>;
-  return { tarball: join(into, info!.filename), files: info!.files.map((file) => file.path) };
+  const [info] = JSON.parse(out) as Array<{
+    name: string;
+    filename: string;
+    files: Array<{ path: string; mode: number }>;
+  }>;
+  return {
+    tarball: join(into, info!.filename),
+    files: info!.files.map((file) => file.path),
+    modes: new Map(info!.files.map((file) => [file.path, file.mode])),
+    name: info!.name,
+  };
 }
 
 const HARNESS = `
-import { connect, createShellTools, parseExitStatus, renderResult, type ShellTools } from 'execd';
-import { SessionOpen, ShellRun, type JobSnapshot, type ShellRunResult } from 'execd/protocol';
+import { connect, createShellTools, parseExitStatus, renderResult, type ShellTools } from 'execd-daemon';
+import { SessionOpen, ShellRun, type JobSnapshot, type ShellRunResult } from 'execd-daemon/protocol';
 
 const client = await connect();
 await client.call(SessionOpen, { sessionId: 'harness', cwd: process.cwd() });
@@ -46,6 +55,30 @@ client.close();
 `;
 
 describe('the npm package', () => {
+  it('is named execd-daemon (the name execd is taken on the registry), its command is execd, its license is shipped', () => {
+    const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+      name: string;
+      bin: Record<string, string>;
+      license: string;
+    };
+    expect(manifest.name).toBe('execd-daemon');
+    expect(Object.keys(manifest.bin)).toEqual(['execd']);
+    expect(readFileSync(join(ROOT, 'LICENSE'), 'utf8')).toMatch(new RegExp(`^${manifest.license} License\\n`));
+  });
+
+  it('keeps the bin executable through the build that prepack runs', { timeout: 120_000 }, () => {
+    const main = join(ROOT, 'dist', 'client', 'cli', 'main.js');
+    // What prepack's fresh dist/ gives: a main.js tsc wrote anew, without the execute bit.
+    const text = readFileSync(main);
+    rmSync(main);
+    writeFileSync(main, text, { mode: 0o644 });
+    execFileSync('npm', ['run', 'build'], { cwd: ROOT, encoding: 'utf8' });
+    expect(statSync(main).mode & 0o111).toBe(0o111);
+    const { modes, name } = pack(tempDir());
+    expect(name).toBe('execd-daemon');
+    expect((modes.get('dist/client/cli/main.js') ?? 0) & 0o111).toBe(0o111);
+  });
+
   it('ships the built library, its types and the CLI, and nothing of the tests, bench or sources', () => {
     const { files } = pack(tempDir());
     for (const needed of [
@@ -58,6 +91,7 @@ describe('the npm package', () => {
       'dist/protocol/index.d.ts',
       'dist/client/cli/main.js',
       'dist/daemon/server.js',
+      'LICENSE',
     ])
       expect(files).toContain(needed);
     const stray = files.filter(
