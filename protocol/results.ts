@@ -49,6 +49,7 @@ import {
 import {
   jobReadResultSchema,
   jobSnapshotSchema,
+  sandboxBackendInfoSchema,
   peekedStreamSchema,
   shellRunResultSchema,
   terminalSnapshotSchema,
@@ -79,6 +80,7 @@ const results = (): ResultEntry[] => [
         shell: z.enum(['bash', 'pwsh']),
         background: z.boolean(),
         sandboxModes: z.array(sandboxModeSchema()),
+        sandbox: sandboxBackendInfoSchema(),
         streaming: z.literal(true),
         terminals: z.boolean(),
       }),
@@ -137,6 +139,7 @@ const results = (): ResultEntry[] => [
       spawns: z.object({ inline: z.number(), spawner: z.number() }),
       listeners: z.array(z.string()),
       spill: z.object({ files: z.number(), bytes: z.number() }),
+      sandbox: sandboxBackendInfoSchema(),
       config: configSchema(),
     }),
   ),

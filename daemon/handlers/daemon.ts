@@ -48,6 +48,7 @@ export const daemonHandlers = [
     spawns: { ...daemon.spawner.counts },
     listeners: [...daemon.listenerUrls],
     spill: await spillUsage(daemon.paths.spill),
+    sandbox: daemon.sandbox.info,
     config: daemon.config.get(),
   })),
 
