@@ -44,10 +44,13 @@ export function resolveWorkdir(requested: string | undefined, ctx: ResolveContex
 export function resolveSandboxPolicy(requested: SandboxPolicy | undefined, ctx: ResolveContext): SandboxPolicy {
   const { session, config } = ctx;
   const mode: SandboxMode = requested?.mode ?? session.sandbox?.mode ?? config.defaultSandboxMode;
-  if (mode === 'danger-full-access') return { mode };
+  // `network: 'off'` is the request's, else the session's; `on` is the default and is not spelled out.
+  const network = requested?.network ?? session.sandbox?.network;
+  const off = network === 'off' ? { network } : {};
+  if (mode === 'danger-full-access') return { mode, ...off };
   const workspaceRoot =
     requested?.workspaceRoot ?? session.sandbox?.workspaceRoot ?? session.cwd ?? config.cwd ?? ctx.daemonCwd;
-  return { mode, workspaceRoot };
+  return { mode, workspaceRoot, ...off };
 }
 
 /** The spec a request runs with. The params schema has already refused non-positive values. */

@@ -177,7 +177,10 @@ async function startOwnedDaemon(
     jobs,
     terminals,
     terminalsUnavailable,
-    sandbox: await createSandboxRunner(options.bwrapPath ?? process.env.EXECD_BWRAP ?? 'bwrap'),
+    sandbox: await createSandboxRunner({
+      backend: config.get().sandboxBackend,
+      bwrapPath: options.bwrapPath ?? process.env.EXECD_BWRAP ?? 'bwrap',
+    }),
     spill,
     shuttingDown: false,
     // eslint-disable-next-line @typescript-eslint/no-floating-promises -- shutdown() logs a failure and never rejects
@@ -292,9 +295,9 @@ async function startOwnedDaemon(
     }
   }
   context.log.info(
-    { sandboxModes: context.sandbox.modes, sandboxUnavailable: context.sandbox.unavailable },
+    { sandboxModes: context.sandbox.modes, sandbox: context.sandbox.info },
     context.sandbox.unavailable === undefined
-      ? 'sandbox runner works'
+      ? `sandbox runner works: ${context.sandbox.backend}`
       : 'sandbox runner unavailable: confined modes fail closed',
   );
   context.log.info(

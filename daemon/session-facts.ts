@@ -5,7 +5,7 @@
  */
 import { ExecdError } from '../protocol/errors.js';
 import type { Config } from '../protocol/config.js';
-import type { EscalationTarget, SandboxMode } from '../protocol/sandbox.js';
+import type { EscalationTarget, NetworkPolicy, SandboxMode } from '../protocol/sandbox.js';
 import type { EnvMap } from './env.js';
 import { checkNarrowing, type SessionSandboxFacts } from './sandbox/escalation.js';
 
@@ -22,7 +22,12 @@ export interface OpenFactsInput {
   cwd: string;
   env?: EnvMap;
   dshEnv?: EnvMap;
-  sandbox?: { mode: SandboxMode; workspaceRoot?: string; escalationTargets?: EscalationTarget[] };
+  sandbox?: {
+    mode: SandboxMode;
+    workspaceRoot?: string;
+    network?: NetworkPolicy;
+    escalationTargets?: EscalationTarget[];
+  };
 }
 
 /** What `session/update` asks to change. */
@@ -30,7 +35,12 @@ export interface FactsUpdate {
   cwd?: string;
   env?: EnvMap;
   dshEnv?: EnvMap;
-  sandbox?: { mode?: SandboxMode; workspaceRoot?: string; escalationTargets?: EscalationTarget[] };
+  sandbox?: {
+    mode?: SandboxMode;
+    workspaceRoot?: string;
+    network?: NetworkPolicy;
+    escalationTargets?: EscalationTarget[];
+  };
 }
 
 const TARGET_ORDER: readonly EscalationTarget[] = ['workspace-write', 'danger-full-access'];
@@ -53,6 +63,7 @@ export function openFacts(input: OpenFactsInput, config: Config): SessionFacts {
       mode: input.sandbox?.mode ?? config.defaultSandboxMode,
       workspaceRoot: input.sandbox?.workspaceRoot ?? input.cwd,
       escalationTargets: sortedTargets(input.sandbox?.escalationTargets),
+      ...(input.sandbox?.network === 'off' && { network: 'off' as const }),
     },
   };
 }
@@ -76,6 +87,7 @@ export function differingFacts(current: SessionFacts, asked: SessionFacts): stri
   if (current.sandbox.mode !== 'danger-full-access' || asked.sandbox.mode !== 'danger-full-access') {
     shown('sandbox.workspaceRoot', current.sandbox.workspaceRoot, asked.sandbox.workspaceRoot);
   }
+  shown('sandbox.network', current.sandbox.network ?? 'on', asked.sandbox.network ?? 'on');
   const list = (targets: EscalationTarget[]) => `[${targets.join(', ')}]`;
   shown('sandbox.escalationTargets', list(current.sandbox.escalationTargets), list(asked.sandbox.escalationTargets));
   return out;
@@ -100,6 +112,8 @@ export function updateFacts(current: SessionFacts, update: FactsUpdate, sessionI
         ? current.sandbox.escalationTargets
         : sortedTargets(update.sandbox.escalationTargets),
   };
+  const network = update.sandbox?.network ?? current.sandbox.network;
+  if (network === 'off') sandbox.network = 'off';
   const refused = checkNarrowing(current.sandbox, sandbox, sessionId);
   if (refused) return refused;
   return {

@@ -4,7 +4,7 @@
  */
 import type { z } from 'zod';
 import { absolutePath, MAX_CAPTURE_BYTES, positiveInt, positiveNumber as positive } from './fields.js';
-import { sandboxModeSchema } from './sandbox.js';
+import { sandboxBackendChoiceSchema, sandboxModeSchema } from './sandbox.js';
 import { lazySchema, type Zod } from './zod.js';
 
 /** Largest delay a Node timer honours. */
@@ -28,6 +28,8 @@ const configFields = (z: Zod) => ({
   enableRunInBackground: z.boolean({ error: 'must be a boolean' }),
   /** Sandbox mode for a request that names none. */
   defaultSandboxMode: sandboxModeSchema(),
+  /** The sandbox runner, chosen once at start: `auto` probes bubblewrap and falls back to Landlock. */
+  sandboxBackend: sandboxBackendChoiceSchema(),
   /** Processes (foreground runs, running jobs, leftovers) alive at once, across all sessions. */
   maxProcesses: positiveInt(),
   /** Running background jobs per session. */
@@ -105,6 +107,7 @@ export const DEFAULT_CONFIG: Config = Object.freeze({
   graceMs: 3_000,
   enableRunInBackground: true,
   defaultSandboxMode: 'danger-full-access',
+  sandboxBackend: 'auto',
   maxProcesses: 128,
   maxJobsPerSession: 32,
   maxSessions: 256,

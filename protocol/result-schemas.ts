@@ -2,7 +2,7 @@
  * zod schemas of the protocol's result values (runs, jobs, reads), shared by the result document
  * (`results.ts`) and the methods that take such a value as params (`render/*`). Built on first use.
  */
-import { sandboxModeSchema } from './sandbox.js';
+import { SANDBOX_BACKENDS, SANDBOX_GUARANTEES, sandboxModeSchema } from './sandbox.js';
 import { lazySchema } from './zod.js';
 
 /** The schema of a `CollectedOutput`. */
@@ -12,6 +12,16 @@ export const collectedOutputSchema = lazySchema((z) =>
     truncated: z.boolean(),
     spillPath: z.string().optional(),
     saveError: z.string().optional(),
+  }),
+);
+
+/** The schema of a `SandboxBackendInfo`. */
+export const sandboxBackendInfoSchema = lazySchema((z) =>
+  z.object({
+    backend: z.enum(SANDBOX_BACKENDS).nullable(),
+    enforces: z.array(z.enum(SANDBOX_GUARANTEES)),
+    landlockAbi: z.number().optional(),
+    unavailable: z.string().optional(),
   }),
 );
 

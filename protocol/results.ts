@@ -50,6 +50,7 @@ import {
 import {
   jobReadResultSchema,
   jobSnapshotSchema,
+  sandboxBackendInfoSchema,
   peekedStreamSchema,
   shellRunResultSchema,
   terminalSnapshotSchema,
@@ -80,6 +81,7 @@ const results = (): ResultEntry[] => [
         shell: z.enum(['bash', 'pwsh']),
         background: z.boolean(),
         sandboxModes: z.array(sandboxModeSchema()),
+        sandbox: sandboxBackendInfoSchema(),
         streaming: z.literal(true),
         terminals: z.boolean(),
       }),
@@ -148,6 +150,7 @@ const results = (): ResultEntry[] => [
       ),
       listeners: z.array(z.string()),
       spill: z.object({ files: z.number(), bytes: z.number() }),
+      sandbox: sandboxBackendInfoSchema(),
       config: configSchema(),
     }),
   ),

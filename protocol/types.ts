@@ -1,6 +1,6 @@
 /** Result types of the protocol (SPEC §2.1). Params are declared as zod schemas in `methods.ts`. */
 import type { Config } from './config.js';
-import type { SandboxMode, SandboxPolicy } from './sandbox.js';
+import type { SandboxBackendInfo, SandboxMode, SandboxPolicy } from './sandbox.js';
 
 /** The protocol version this build speaks. */
 export const PROTOCOL_VERSION = 1;
@@ -99,6 +99,8 @@ export interface InitializeResult {
     shell: 'bash' | 'pwsh';
     background: boolean;
     sandboxModes: SandboxMode[];
+    /** The sandbox runner in use and what it enforces (SPEC §15). */
+    sandbox: SandboxBackendInfo;
     streaming: true;
     /** False when no PTY can be opened here: every terminal method then answers TERMINALS_UNAVAILABLE. */
     terminals: boolean;
@@ -121,7 +123,7 @@ export interface SessionUpdateResult {
   cwd: string;
   /** Names of the session's `env` variables (values are never echoed). */
   envNames: string[];
-  sandbox: { mode: SandboxMode; workspaceRoot?: string; escalationTargets: SandboxMode[] };
+  sandbox: { mode: SandboxMode; workspaceRoot?: string; network?: 'off'; escalationTargets: SandboxMode[] };
 }
 
 /** Reply to `session/close`. */
@@ -236,6 +238,8 @@ export interface DaemonStatusResult {
   /** URLs of the network listeners beside the socket (`tls://…`, `tcp://…`); empty without `--listen`. */
   listeners: string[];
   spill: { files: number; bytes: number };
+  /** The sandbox runner in use and what it enforces (SPEC §15). */
+  sandbox: SandboxBackendInfo;
   config: Config;
 }
 

@@ -110,7 +110,8 @@ export async function runForeground(spec: ExecSpec, ctx: RunContext): Promise<Sh
     ...(stderr instanceof FileCapture && { stderr: stderr.target }),
   };
 
-  const child = spawnShell(ctx.spawner, spec, ctx.stdin, confinement?.argv, files, ctx.stdinPath);
+  const launched = confinement?.env ? { ...spec, env: confinement.env } : spec;
+  const child = spawnShell(ctx.spawner, launched, ctx.stdin, confinement?.argv, files, ctx.stdinPath);
   const failure = await spawned(child, confinement ? confinement.argv[0]! : spec.argv[0]!);
   ctx.onSpawned?.();
   if (failure) {
@@ -121,7 +122,7 @@ export async function runForeground(spec: ExecSpec, ctx: RunContext): Promise<Sh
   const group = ctx.processes.track({ pgid: pid, sessionId: ctx.sessionId, kind: 'run' });
 
   if (stdout instanceof OutputCollector) child.stdout!.on('data', (chunk: Buffer) => stdout.write(chunk));
-  const denials = confinement && new DenialScanner();
+  const denials = confinement && new DenialScanner(confinement.denialSignatures);
   if (stderr instanceof OutputCollector) {
     child.stderr!.on('data', (chunk: Buffer) => {
       stderr.write(chunk);

@@ -60,6 +60,7 @@ export const daemonHandlers = [
     memory: memoryUse(daemon.spawner.pids()),
     listeners: [...daemon.listenerUrls],
     spill: await spillUsage(daemon.paths.spill),
+    sandbox: daemon.sandbox.info,
     config: daemon.config.get(),
   })),
 

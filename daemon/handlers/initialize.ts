@@ -29,6 +29,7 @@ export const initializeHandlers = [
         shell: daemon.platform.shell,
         background: daemon.config.get().enableRunInBackground,
         sandboxModes: daemon.sandbox.modes,
+        sandbox: daemon.sandbox.info,
         streaming: true,
         terminals: (await daemon.terminalsUnavailable) === undefined,
       },

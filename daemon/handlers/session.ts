@@ -10,12 +10,17 @@ import type { Session } from '../sessions.js';
 
 /** What `session/update` answers: the facts as they now stand, env values left out. */
 function factsOf(session: Session): SessionUpdateResult {
-  const { mode, workspaceRoot, escalationTargets } = session.sandbox;
+  const { mode, workspaceRoot, escalationTargets, network } = session.sandbox;
   return {
     sessionId: session.id,
     cwd: session.cwd,
     envNames: Object.keys(session.env ?? {}).sort(),
-    sandbox: { mode, ...(mode !== 'danger-full-access' && { workspaceRoot }), escalationTargets },
+    sandbox: {
+      mode,
+      ...(mode !== 'danger-full-access' && { workspaceRoot }),
+      ...(network === 'off' && { network }),
+      escalationTargets,
+    },
   };
 }
 

@@ -16,6 +16,8 @@ import { sandboxReport, type Confinement } from '../sandbox/runner.js';
 export interface JobLaunchPlan {
   /** Exactly the argv spawned: the spec's, or a runner's wrapping of it. */
   argv: string[];
+  /** The environment to spawn with in place of the spec's (the Landlock launcher's). */
+  env?: Record<string, string>;
   /** What the job's snapshot reports about the sandbox; `denied` turns true when a denial shows. */
   sandbox: SandboxReport;
   /** Set when no runner can enforce the mode: nothing is spawned, the job settles `failed` at once. */
@@ -43,9 +45,10 @@ export function planJobLaunch(spec: ExecSpec, confinement: Confinement | ExecdEr
     return { argv: spec.argv, sandbox: { mode, denied: false }, refused: confinement.message };
   const sandbox = sandboxReport(mode, confinement, false);
   if (!confinement) return { argv: spec.argv, sandbox };
-  const denials = new DenialScanner();
+  const denials = new DenialScanner(confinement.denialSignatures);
   return {
     argv: confinement.argv,
+    ...(confinement.env && { env: confinement.env }),
     sandbox,
     onStderr: (chunk) => {
       denials.write(chunk);

@@ -113,7 +113,7 @@ export async function startJob(
     const files = capture.stdout instanceof FileCapture ? { stdout: capture.stdout.target } : {};
     child = spawnShell(
       ctx.spawner,
-      spec,
+      plan.env ? { ...spec, env: plan.env } : spec,
       stdin ? undefined : ctx.stdin,
       plan.argv,
       files,

@@ -35,6 +35,8 @@ export interface SandboxPlan {
   hiddenDirs: string[];
   /** Directories inside hidden ones that stay readable (the session's spill directory). */
   readableDirs: string[];
+  /** `off`: the command gets a network namespace of its own, with only a loopback that is down. */
+  network: 'on' | 'off';
 }
 
 /** True when `path` is `dir` or lies below it. */
@@ -47,6 +49,7 @@ export function isInside(path: string, dir: string): boolean {
 export function bwrapArgv(plan: SandboxPlan, inner: string[]): string[] {
   const args = [plan.bwrapPath, '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc'];
   args.push('--unshare-pid', '--cap-drop', 'ALL', '--tmpfs', PRIVATE_TMP);
+  if (plan.network === 'off') args.push('--unshare-net');
   if (isInside(plan.workdir, PRIVATE_TMP)) args.push('--ro-bind', plan.workdir, plan.workdir);
   if (plan.mode === 'workspace-write') args.push('--bind', plan.workspaceRoot, plan.workspaceRoot);
   for (const dir of plan.hiddenDirs) args.push('--tmpfs', dir);

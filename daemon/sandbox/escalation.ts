@@ -5,7 +5,7 @@
  */
 import { isAbsolute, relative, resolve } from 'node:path';
 import { ExecdError } from '../../protocol/errors.js';
-import type { EscalationTarget, SandboxMode, SandboxPolicy } from '../../protocol/sandbox.js';
+import type { EscalationTarget, NetworkPolicy, SandboxMode, SandboxPolicy } from '../../protocol/sandbox.js';
 
 /** A session's sandbox as it stands: a mode, its workspace root (fixed at open) and its targets. */
 export interface SessionSandboxFacts {
@@ -13,6 +13,8 @@ export interface SessionSandboxFacts {
   /** The writable root of `workspace-write` (and of a `workspace-write` escalation); fixed at open. */
   workspaceRoot: string;
   escalationTargets: EscalationTarget[];
+  /** `off` when the session's commands have no network (SPEC §15); absent: on. */
+  network?: NetworkPolicy;
 }
 
 /** True when `inner` is `outer` or a path below it. */
@@ -56,6 +58,12 @@ export function checkRequestedPolicy(
   session: SessionSandboxFacts,
 ): ExecdError | undefined {
   if (requested === undefined) return undefined;
+  if (session.network === 'off' && requested.network === 'on') {
+    return new ExecdError(
+      'FORBIDDEN',
+      `sandboxPolicy.network: session ${sessionId} runs with the network off; a request may not turn it on`,
+    );
+  }
   const root = session.workspaceRoot;
   if (allowedPolicies(session).some((bound) => policyWithin(requested, bound, root))) return undefined;
   const targets = session.escalationTargets.length > 0 ? session.escalationTargets.join(', ') : 'none';
@@ -86,6 +94,12 @@ export function checkNarrowing(
     return new ExecdError(
       'FORBIDDEN',
       `sandbox: session ${sessionId} runs ${describePolicy(current)}; session/update may only narrow it, not widen it to ${describePolicy(next)}`,
+    );
+  }
+  if (current.network === 'off' && next.network !== 'off') {
+    return new ExecdError(
+      'FORBIDDEN',
+      `sandbox.network: session ${sessionId} runs with the network off; session/update may not turn it on`,
     );
   }
   const added = next.escalationTargets.filter((mode) => !current.escalationTargets.includes(mode));

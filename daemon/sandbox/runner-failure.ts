@@ -2,8 +2,9 @@
  * Telling a runner that failed before the command ran from a command that failed. bwrap reports
  * its own failures (a missing mount source, a working directory it cannot enter, namespaces the
  * kernel refuses, a shell it cannot exec) as `bwrap: <reason>` lines on stderr and exits 1, before
- * the command has written anything. A run is a runner failure only when all of that holds: exit
- * status 1, no stdout at all, and a stderr made only of `bwrap: ` lines.
+ * the command has written anything; the Landlock launcher does the same with `landlock: ` lines.
+ * A run is a runner failure only when all of that holds: exit status 1, no stdout at all, and a
+ * stderr made only of such lines.
  */
 
 /** The facts of a finished run that the decision reads. */
@@ -15,7 +16,7 @@ export interface RunOutcome {
   stderrTruncated: boolean;
 }
 
-const RUNNER_MESSAGE = /^(?:bwrap: [^\n]*\n?)+$/;
+const RUNNER_MESSAGE = /^(?:(?:bwrap|landlock): [^\n]*\n?)+$/;
 
 /** The runner's own message when the runner failed before the command ran, else undefined. */
 export function runnerFailure(outcome: RunOutcome): string | undefined {

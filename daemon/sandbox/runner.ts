@@ -1,41 +1,56 @@
 /**
- * The sandbox runner of this daemon: bubblewrap, probed once at start-up. A confined mode is only
- * ever run through a runner that the probe showed working; otherwise it fails closed with
- * SANDBOX_UNAVAILABLE and nothing runs.
+ * The sandbox runner of this daemon: bubblewrap or Landlock, chosen and probed once at start-up
+ * (SPEC §6, §15). A confined mode is only ever run through a runner that the probe showed
+ * working; otherwise it fails closed with SANDBOX_UNAVAILABLE and nothing runs.
  */
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { ExecdError } from '../../protocol/errors.js';
-import type { SandboxMode } from '../../protocol/sandbox.js';
+import type { SandboxBackend, SandboxBackendInfo, SandboxGuarantee, SandboxMode } from '../../protocol/sandbox.js';
 import type { ExecSpec, SandboxReport } from '../../protocol/types.js';
 import { ensurePrivateDir } from '../../spill/spill-file.js';
 import type { TerminateOptions } from '../executor/kill.js';
 import { bwrapArgv } from './bwrap-args.js';
+import { BWRAP_SIGNATURES, LANDLOCK_SIGNATURES } from './denial.js';
+import { landlockGuarantees, landlockLaunch, landlockPlan, probeLandlock } from './landlock-runner.js';
 import { enforceableModes, isConfined, type ConfinedMode } from './modes.js';
 
-/** The name of the only runner execd has. */
+/** The bubblewrap runner's name, as results report it. */
 export const BWRAP = 'bwrap';
+
+/** The Landlock runner's name, as results report it. */
+export const LANDLOCK = 'landlock';
+
+/** What the bubblewrap runner enforces: it also hides other processes and can cut the network. */
+const BWRAP_GUARANTEES: SandboxGuarantee[] = ['files', 'daemon-files', 'daemon-socket', 'processes', 'network-off'];
 
 /** How long the start-up probe may take before the runner counts as broken. */
 const PROBE_TIMEOUT_MS = 10_000;
 
 /** The daemon's runner, as the probe found it. */
 export interface SandboxRunner {
-  readonly enforcement: typeof BWRAP;
+  /** The runner in use; undefined when none works. */
+  readonly backend: SandboxBackend | undefined;
   readonly bwrapPath: string;
   /** Why confined modes cannot be enforced; undefined when the runner works. */
   readonly unavailable: string | undefined;
   /** The modes `initialize` advertises. */
   readonly modes: SandboxMode[];
+  /** What `initialize` and `daemon/status` report about it. */
+  readonly info: SandboxBackendInfo;
 }
 
 /** A confined run's wrapped argv, how to kill it, and what its result reports. */
 export interface Confinement {
   mode: ConfinedMode;
-  enforcement: typeof BWRAP;
+  enforcement: SandboxBackend;
   argv: string[];
+  /** The environment to spawn `argv` with in place of the spec's (the Landlock launcher's). */
+  env?: Record<string, string>;
+  /** What a blocked access leaves on stderr under this runner. */
+  denialSignatures: readonly string[];
   /** bwrap leads the group: spare it the SIGTERM so it reports the command's own status. */
   terminate: TerminateOptions;
 }
@@ -63,6 +78,7 @@ export async function probeBwrap(bwrapPath: string): Promise<string | undefined>
         workdir: scratch,
         hiddenDirs: [hidden],
         readableDirs: [readable],
+        network: 'on',
       },
       ['true'],
     );
@@ -75,10 +91,35 @@ export async function probeBwrap(bwrapPath: string): Promise<string | undefined>
   }
 }
 
-/** Probes bwrap and returns the runner this daemon uses for its whole life. */
-export async function createSandboxRunner(bwrapPath: string): Promise<SandboxRunner> {
-  const unavailable = await probeBwrap(bwrapPath);
-  return { enforcement: BWRAP, bwrapPath, unavailable, modes: enforceableModes(unavailable === undefined) };
+/** How the runner is chosen: the config's `sandboxBackend` and the bwrap executable. */
+export interface RunnerChoice {
+  backend: 'auto' | SandboxBackend;
+  bwrapPath: string;
+}
+
+function runnerOf(choice: RunnerChoice, backend: SandboxBackend | undefined, info: SandboxBackendInfo): SandboxRunner {
+  const unavailable = backend === undefined ? (info.unavailable ?? 'no runner') : undefined;
+  return { backend, bwrapPath: choice.bwrapPath, unavailable, modes: enforceableModes(backend !== undefined), info };
+}
+
+/**
+ * Probes the runner(s) the choice names and returns the one this daemon uses for its whole life:
+ * `auto` takes bubblewrap when it works and falls back to Landlock.
+ */
+export async function createSandboxRunner(choice: RunnerChoice): Promise<SandboxRunner> {
+  const reasons: string[] = [];
+  if (choice.backend !== 'landlock') {
+    const broken = await probeBwrap(choice.bwrapPath);
+    if (broken === undefined) return runnerOf(choice, 'bwrap', { backend: 'bwrap', enforces: BWRAP_GUARANTEES });
+    reasons.push(`${BWRAP}: ${broken}`);
+  }
+  if (choice.backend !== 'bwrap') {
+    const probe = await probeLandlock();
+    if ('abi' in probe)
+      return runnerOf(choice, 'landlock', { backend: 'landlock', enforces: landlockGuarantees(probe.abi), landlockAbi: probe.abi });
+    reasons.push(`${LANDLOCK}: ${probe.unavailable}`);
+  }
+  return runnerOf(choice, undefined, { backend: null, enforces: [], unavailable: reasons.join('; ') });
 }
 
 /** SANDBOX_UNAVAILABLE for a confined mode this daemon cannot enforce. */
@@ -96,27 +137,45 @@ export function confine(
   places: DaemonPlaces,
 ): Confinement | ExecdError | undefined {
   const { mode, workspaceRoot } = spec.sandboxPolicy;
-  if (!isConfined(mode)) return undefined;
-  if (runner.unavailable !== undefined)
-    return sandboxUnavailable(mode, `${BWRAP} does not work here (${runner.unavailable})`);
+  const network = spec.sandboxPolicy.network ?? 'on';
+  if (!isConfined(mode)) {
+    if (network === 'off')
+      return sandboxUnavailable(mode, "network 'off' is enforced by a sandbox runner, and danger-full-access runs without one");
+    return undefined;
+  }
+  if (runner.backend === undefined)
+    return sandboxUnavailable(mode, `no sandbox runner works here (${runner.unavailable})`);
+  if (network === 'off' && !runner.info.enforces.includes('network-off'))
+    return sandboxUnavailable(
+      mode,
+      `network 'off' needs Landlock ABI 4 (TCP rules); this kernel has ABI ${runner.info.landlockAbi}`,
+    );
   // The spill directory must exist before bwrap can bind it.
   try {
     ensurePrivateDir(places.spillDir);
   } catch (error) {
     return sandboxUnavailable(mode, `cannot create the session's spill directory: ${(error as Error).message}`);
   }
+  const root = workspaceRoot ?? spec.workdir;
+  if (runner.backend === 'landlock') {
+    const plan = landlockPlan({ mode, workspaceRoot: root, hiddenDirs: places.hiddenDirs, readableDirs: [places.spillDir], network });
+    const launch = landlockLaunch(plan, spec.argv, spec.env);
+    // The launcher execs the command in place: the shell leads the group like an unconfined one.
+    return { mode, enforcement: 'landlock', ...launch, denialSignatures: LANDLOCK_SIGNATURES, terminate: {} };
+  }
   const argv = bwrapArgv(
     {
       mode,
       bwrapPath: runner.bwrapPath,
-      workspaceRoot: workspaceRoot ?? spec.workdir,
+      workspaceRoot: root,
       workdir: spec.workdir,
       hiddenDirs: places.hiddenDirs,
       readableDirs: [places.spillDir],
+      network,
     },
     spec.argv,
   );
-  return { mode, enforcement: runner.enforcement, argv, terminate: { spareLeaderOnTerm: true } };
+  return { mode, enforcement: 'bwrap', argv, denialSignatures: BWRAP_SIGNATURES, terminate: { spareLeaderOnTerm: true } };
 }
 
 /** What a result reports: unconfined runs are never denied; confined ones name their runner. */

@@ -101,6 +101,8 @@ export async function openTerminal(
     );
   }
   spec.argv = argv;
+  // The runner sees the terminal's own environment (the Landlock launcher carries it to the shell).
+  spec.env = env;
   const confinement = confineSpec(daemon, spec, session.id);
   if (confinement instanceof ExecdError) return confinement;
   const launched = confinement?.argv ?? argv;
@@ -122,7 +124,7 @@ export async function openTerminal(
       cols: terminal.cols,
       rows: terminal.rows,
       cwd: spec.workdir,
-      env,
+      env: confinement?.env ?? env,
       encoding: null,
     });
     terminal.attachPty(pty);

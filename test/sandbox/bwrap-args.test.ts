@@ -9,6 +9,7 @@ const plan: SandboxPlan = {
   workdir: '/home/u/project/src',
   hiddenDirs: ['/home/u/.local/state/execd', '/run/user/1/execd'],
   readableDirs: ['/home/u/.local/state/execd/spill/s1'],
+  network: 'on',
 };
 
 /** Index of an option with its operands in an argv. */
@@ -23,6 +24,11 @@ describe('bwrapArgv', () => {
     expect(argv).toEqual(expect.arrayContaining(['--unshare-pid', '--cap-drop', 'ALL']));
     expect(argv).not.toContain('--new-session');
     expect(argv.slice(-6)).toEqual(['--chdir', '/home/u/project/src', '--', 'bash', '-c', 'echo "a b"']);
+  });
+
+  it("cuts the network with --unshare-net only for network 'off'", () => {
+    expect(bwrapArgv(plan, ['true'])).not.toContain('--unshare-net');
+    expect(bwrapArgv({ ...plan, network: 'off' }, ['true'])).toContain('--unshare-net');
   });
 
   it('binds the workspace writable only in workspace-write', () => {

@@ -1,0 +1,210 @@
+/**
+ * The Landlock launcher (SPEC §15): a script the daemon runs with `node` in place of the command.
+ * It builds the ruleset of its plan, sets `PR_SET_NO_NEW_PRIVS`, restricts itself and then
+ * `execvpe`s the command in the same process, so the shell and everything it starts stay in the
+ * domain, keep the pid the daemon tracks, and report their own exit status. Every failure before
+ * the exec is one `landlock: <reason>` line on stderr and exit status 1, with no stdout: the
+ * runner-failure signature the daemon recognises (like bubblewrap's `bwrap: `).
+ *
+ * The command's environment arrives as JSON in `EXECD_LANDLOCK_ENV_<n>` chunks and the launcher
+ * itself runs with nothing else: variables that would change how `node` starts (`NODE_OPTIONS`,
+ * `LD_PRELOAD`, `OPENSSL_CONF`…) must not run code before the restriction.
+ *
+ * Usage: `node landlock-launcher.js <plan JSON> <file> [args…]`, or `--probe <plan JSON>`, which
+ * restricts itself, checks that the first hidden directory is refused and prints the ABI.
+ */
+import { closeSync, openSync, readdirSync, statSync, writeSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import {
+  ENV_CHUNK_PREFIX,
+  handledFs,
+  NET,
+  NET_ABI,
+  planGrants,
+  ruleRights,
+  SCOPE,
+  type Entry,
+  type LandlockPlan,
+} from './landlock-rules.js';
+
+const SYS_CREATE_RULESET = 444;
+const SYS_ADD_RULE = 445;
+const SYS_RESTRICT_SELF = 446;
+const CREATE_RULESET_VERSION = 1;
+const RULE_PATH_BENEATH = 1;
+const PR_SET_NO_NEW_PRIVS = 38;
+const SIGPIPE = 13;
+const F_SETFD = 2;
+/** `O_PATH` (the same value on x86-64 and arm64; node adds `O_CLOEXEC` itself). */
+const O_PATH = 0o10000000;
+
+/** The launcher's own failure: reported, never thrown past `main`. */
+class LaunchError extends Error {}
+
+interface Libc {
+  syscall: (...args: unknown[]) => number | bigint;
+  prctl: (...args: unknown[]) => number;
+  execvpe: (file: string, argv: (string | null)[], envp: (string | null)[]) => number;
+  signal: (signum: number, handler: null) => unknown;
+  fcntl: (...args: unknown[]) => number;
+  strerror: (errnum: number) => string;
+  errno: () => number;
+}
+
+function loadLibc(): Libc {
+  const koffi = createRequire(import.meta.url)('koffi') as typeof import('koffi');
+  const lib = koffi.load('libc.so.6');
+  return {
+    syscall: lib.func('long syscall(long nr, ...)'),
+    prctl: lib.func('int prctl(int option, ...)'),
+    execvpe: lib.func('int execvpe(const char *file, const char **argv, const char **envp)'),
+    signal: lib.func('void *signal(int signum, void *handler)'),
+    fcntl: lib.func('int fcntl(int fd, int cmd, ...)'),
+    strerror: lib.func('const char *strerror(int errnum)'),
+    errno: () => koffi.errno(),
+  };
+}
+
+function fail(libc: Libc, what: string): never {
+  throw new LaunchError(`${what}: ${libc.strerror(libc.errno())}`);
+}
+
+/** The kernel's Landlock ABI version, or the reason there is none. */
+function abiVersion(libc: Libc): number {
+  const abi = Number(libc.syscall(SYS_CREATE_RULESET, 'void *', null, 'size_t', 0, 'uint32_t', CREATE_RULESET_VERSION));
+  if (abi < 0) fail(libc, 'this kernel offers no Landlock');
+  return abi;
+}
+
+function listDir(dir: string): Entry[] {
+  try {
+    return readdirSync(dir, { withFileTypes: true }).map((entry) => ({
+      name: entry.name,
+      type: entry.isSymbolicLink() ? 'symlink' : entry.isDirectory() ? 'dir' : 'other',
+    }));
+  } catch {
+    return [];
+  }
+}
+
+function createRuleset(libc: Libc, abi: number, network: LandlockPlan['network']): number {
+  const attr = Buffer.alloc(24);
+  attr.writeBigUInt64LE(BigInt(handledFs(abi)), 0);
+  let size = 8;
+  if (abi >= NET_ABI) {
+    size = 16;
+    if (network === 'off') attr.writeBigUInt64LE(BigInt(NET.BIND_TCP | NET.CONNECT_TCP), 8);
+  }
+  if (abi >= 6) {
+    size = 24;
+    attr.writeBigUInt64LE(BigInt(SCOPE.ABSTRACT_UNIX_SOCKET | SCOPE.SIGNAL), 16);
+  }
+  const fd = Number(libc.syscall(SYS_CREATE_RULESET, 'void *', attr, 'size_t', size, 'uint32_t', 0));
+  if (fd < 0) fail(libc, 'landlock_create_ruleset');
+  return fd;
+}
+
+/** Adds the plan's rules; a place that does not exist is skipped (it cannot be reached either). */
+function addRules(libc: Libc, ruleset: number, abi: number, plan: LandlockPlan): void {
+  for (const dir of plan.write) {
+    // A writable root that is not there is the runner's failure, as bubblewrap's missing bind is.
+    try {
+      statSync(dir);
+    } catch (error) {
+      throw new LaunchError(`cannot grant ${dir}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+    }
+  }
+  const rule = Buffer.alloc(12);
+  for (const grant of planGrants(plan, listDir)) {
+    let fd: number;
+    let isDir: boolean;
+    try {
+      fd = openSync(grant.path, O_PATH);
+      isDir = statSync(grant.path).isDirectory();
+    } catch {
+      continue;
+    }
+    try {
+      rule.writeBigUInt64LE(BigInt(ruleRights(grant.kind, isDir, abi)), 0);
+      rule.writeInt32LE(fd, 8);
+      const done = Number(libc.syscall(SYS_ADD_RULE, 'int', ruleset, 'int', RULE_PATH_BENEATH, 'void *', rule, 'uint32_t', 0));
+      if (done < 0) fail(libc, `landlock_add_rule ${grant.path}`);
+    } finally {
+      closeSync(fd);
+    }
+  }
+}
+
+/** Applies the plan to this process: from here on, only what it grants is reachable. */
+function restrict(libc: Libc, plan: LandlockPlan): number {
+  const abi = abiVersion(libc);
+  if (plan.network === 'off' && abi < NET_ABI)
+    throw new LaunchError(`network 'off' needs Landlock ABI ${NET_ABI} (TCP rules), this kernel has ABI ${abi}`);
+  const ruleset = createRuleset(libc, abi, plan.network);
+  try {
+    addRules(libc, ruleset, abi, plan);
+    if (libc.prctl(PR_SET_NO_NEW_PRIVS, 'unsigned long', 1, 'unsigned long', 0, 'unsigned long', 0, 'unsigned long', 0) !== 0)
+      fail(libc, 'prctl(PR_SET_NO_NEW_PRIVS)');
+    if (Number(libc.syscall(SYS_RESTRICT_SELF, 'int', ruleset, 'uint32_t', 0)) < 0) fail(libc, 'landlock_restrict_self');
+  } finally {
+    closeSync(ruleset);
+  }
+  return abi;
+}
+
+/** The command's environment, reassembled from its chunks. */
+function commandEnv(): (string | null)[] {
+  let json = '';
+  for (let n = 0; process.env[`${ENV_CHUNK_PREFIX}${n}`] !== undefined; n++) json += process.env[`${ENV_CHUNK_PREFIX}${n}`];
+  const env = JSON.parse(json || '{}') as Record<string, string>;
+  return [...Object.entries(env).map(([key, value]) => `${key}=${value}`), null];
+}
+
+function parsePlan(text: string | undefined): LandlockPlan {
+  try {
+    return JSON.parse(text ?? '') as LandlockPlan;
+  } catch {
+    throw new LaunchError('the launcher was given no plan');
+  }
+}
+
+/** The probe: restrict, check that the first hidden directory is refused, print the ABI. */
+function probe(libc: Libc, plan: LandlockPlan): void {
+  const abi = restrict(libc, plan);
+  const hidden = plan.hidden[0];
+  if (hidden !== undefined) {
+    let reached = true;
+    try {
+      readdirSync(hidden);
+    } catch {
+      reached = false;
+    }
+    if (reached) throw new LaunchError(`the restriction does not hold: ${hidden} is still readable`);
+  }
+  writeSync(1, `${JSON.stringify({ abi })}\n`);
+}
+
+function main(args: string[]): void {
+  let libc: Libc | undefined;
+  try {
+    libc = loadLibc();
+    if (args[0] === '--probe') return probe(libc, parsePlan(args[1]));
+    const [planText, file, ...rest] = args;
+    const plan = parsePlan(planText);
+    if (file === undefined) throw new LaunchError('the launcher was given no command');
+    const env = commandEnv();
+    restrict(libc, plan);
+    // node ignores SIGPIPE; an ignored signal stays ignored across exec, and the shell must not.
+    libc.signal(SIGPIPE, null);
+    // node marks its standard streams close-on-exec; the command must inherit them.
+    for (const fd of [0, 1, 2]) libc.fcntl(fd, F_SETFD, 'int', 0);
+    libc.execvpe(file, [file, ...rest, null], env);
+    fail(libc, `cannot exec ${file}`);
+  } catch (error) {
+    const reason = error instanceof LaunchError ? error.message : `unexpected failure: ${(error as Error).message}`;
+    writeSync(2, `landlock: ${reason.replace(/\n/g, ' ')}\n`);
+    process.exitCode = 1;
+  }
+}
+
+main(process.argv.slice(2));

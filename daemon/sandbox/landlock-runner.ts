@@ -1,0 +1,102 @@
+/**
+ * The Landlock runner (SPEC §15): the command is started as `node landlock-launcher.js <plan>
+ * <argv…>`, which confines itself and execs the command in place. This module builds that argv
+ * and the launcher's environment, and probes at start-up whether the kernel lets it run.
+ */
+import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import type { SandboxGuarantee } from '../../protocol/sandbox.js';
+import { launcherEnv, NET_ABI, type LandlockPlan } from './landlock-rules.js';
+import type { ConfinedMode } from './modes.js';
+
+/** The launcher script, beside this module in `dist/`. */
+export const LAUNCHER = join(import.meta.dirname, 'landlock-launcher.js');
+
+/** How long the start-up probe may take before the runner counts as broken. */
+const PROBE_TIMEOUT_MS = 10_000;
+
+/** Devices every confined command reads and writes: the null sink, randomness, its terminal. */
+const DEVICES = ['/dev/null', '/dev/zero', '/dev/full', '/dev/random', '/dev/urandom', '/dev/tty', '/dev/ptmx', '/dev/pts'];
+
+/** Temp directories `workspace-write` adds (shared with the host: Landlock has no private mounts). */
+function tempDirs(): string[] {
+  return [...new Set([tmpdir(), '/dev/shm'])].filter((dir) => existsSync(dir));
+}
+
+/** A path as the kernel sees it: rules and hidden-path checks compare resolved paths. */
+function resolved(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
+}
+
+/** What the plan of a confined run depends on. */
+export interface LandlockPlanInput {
+  mode: ConfinedMode;
+  workspaceRoot: string;
+  hiddenDirs: string[];
+  readableDirs: string[];
+  network: 'on' | 'off';
+}
+
+/** The launcher's plan: read everything but the hidden dirs; in `workspace-write` write the workspace and temp dirs. */
+export function landlockPlan(input: LandlockPlanInput): LandlockPlan {
+  return {
+    read: ['/'],
+    write: input.mode === 'workspace-write' ? [resolved(input.workspaceRoot), ...tempDirs().map(resolved)] : [],
+    devices: DEVICES,
+    hidden: input.hiddenDirs.map(resolved),
+    readable: input.readableDirs.map(resolved),
+    network: input.network,
+  };
+}
+
+/** The argv and environment that start `inner` confined by `plan`. */
+export function landlockLaunch(plan: LandlockPlan, inner: string[], env: Record<string, string>) {
+  return { argv: [process.execPath, LAUNCHER, JSON.stringify(plan), ...inner], env: launcherEnv(env) };
+}
+
+/** The probe's verdict: the ABI when the launcher confines, else the reason it cannot. */
+export type LandlockProbe = { abi: number } | { unavailable: string };
+
+/** Runs the launcher's probe against a scratch layout with a hidden directory. */
+export async function probeLandlock(): Promise<LandlockProbe> {
+  const scratch = mkdtempSync(join(tmpdir(), 'execd-probe-'));
+  try {
+    const hidden = join(scratch, 'hidden');
+    const readable = join(hidden, 'readable');
+    mkdirSync(readable, { recursive: true });
+    const plan = landlockPlan({
+      mode: 'workspace-write',
+      workspaceRoot: scratch,
+      hiddenDirs: [hidden],
+      readableDirs: [readable],
+      network: 'on',
+    });
+    const result = await execa(process.execPath, [LAUNCHER, '--probe', JSON.stringify(plan)], {
+      reject: false,
+      timeout: PROBE_TIMEOUT_MS,
+      stdin: 'ignore',
+      env: {},
+      extendEnv: false,
+    });
+    const abi = /^\{"abi":(\d+)\}$/.exec(result.stdout.trim())?.[1];
+    if (result.exitCode === 0 && abi !== undefined) return { abi: Number(abi) };
+    const reason = result.failed && result.exitCode === undefined ? result.shortMessage : result.stderr.trim();
+    return { unavailable: reason || `exit code ${result.exitCode}` };
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+/** What the Landlock runner enforces on a kernel of `abi` (TCP from ABI 4, signal scoping from 6). */
+export function landlockGuarantees(abi: number): SandboxGuarantee[] {
+  const guarantees: SandboxGuarantee[] = ['files', 'daemon-files'];
+  if (abi >= NET_ABI) guarantees.push('network-off');
+  if (abi >= 6) guarantees.push('signals');
+  return guarantees;
+}
