@@ -7,7 +7,8 @@ import { constants } from 'node:os';
 import type { TerminalSnapshot } from '../../protocol/terminal.js';
 import { completePrefixLength, decodeUtf8 } from '../../spill/utf8.js';
 import { MarkerFilter, type MarkerEvent } from './markers.js';
-import type { Pty } from './pty.js';
+import { InputQueue } from './input-queue.js';
+import { nonBlockingMaster, type Pty } from './pty.js';
 import { Screen } from './screen.js';
 import { Scrollback } from './scrollback.js';
 import { readTtyStat } from './tty-proc.js';
@@ -96,6 +97,8 @@ export class Terminal {
   readonly exited: Promise<TerminalExit>;
   private markExited: (exit: TerminalExit) => void = () => {};
   private pty: Pty | undefined;
+  /** Input on its way to the PTY; undefined where the library writes itself (no descriptor). */
+  private input: InputQueue | undefined;
   private readonly filter: MarkerFilter | undefined;
   private holdTimer: NodeJS.Timeout | undefined;
   private readonly outputListeners = new Set<OutputListener>();
@@ -130,6 +133,8 @@ export class Terminal {
     this.pty = pty;
     this.pid = pty.pid;
     this.procStartTime = readTtyStat(pty.pid)?.startTime;
+    const fd = nonBlockingMaster(pty);
+    if (fd !== undefined) this.input = new InputQueue(fd);
     pty.onData((data) => this.receive(Buffer.isBuffer(data) ? data : Buffer.from(data)));
     pty.onExit(({ exitCode, signal }) =>
       this.markExit({ exitCode: signal ? null : exitCode, signal: signalName(signal) }),
@@ -142,6 +147,7 @@ export class Terminal {
     const held = this.filter?.flush();
     if (held && held.length > 0) this.emitBytes(held);
     clearTimeout(this.holdTimer);
+    this.input?.close();
     this.exit = exit;
     this.exitedAt = new Date();
     this.markExited(exit);
@@ -180,12 +186,33 @@ export class Terminal {
     return pgid !== undefined && (this.shellPgid === undefined || pgid === this.shellPgid);
   }
 
-  /** Writes input to the program; false when it has exited. */
+  /** Queues input for the program (written in chunks, see InputQueue); false when it has exited. */
   write(data: string | Buffer): boolean {
     if (!this.pty || !this.running) return false;
     this.atOwnPrompt = false;
-    (this.pty.write as (data: string | Buffer) => void)(data);
-    return true;
+    if (!this.input) {
+      (this.pty.write as (data: string | Buffer) => void)(data);
+      return true;
+    }
+    return this.input.push(Buffer.isBuffer(data) ? data : Buffer.from(data));
+  }
+
+  /** Input bytes queued and not yet taken by the PTY. */
+  get inputPending(): number {
+    return this.input?.pending ?? 0;
+  }
+
+  /** Resolves once the queued input was written, or after `timeoutMs` (then the rest is dropped). */
+  async inputWritten(timeoutMs: number): Promise<boolean> {
+    if (!this.input || this.input.pending === 0) return true;
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), timeoutMs);
+    });
+    const done = await Promise.race([this.input.drained().then(() => true), timedOut]);
+    clearTimeout(timer);
+    if (!done) this.input.discard();
+    return done;
   }
 
   /** Resizes the PTY and the emulated screen. */
