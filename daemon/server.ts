@@ -152,6 +152,7 @@ async function startOwnedDaemon(
     graceMs: () => config.get().graceMs,
     idleCloseMs: () => config.get().terminalIdleCloseMs,
     keepExited: () => config.get().maxTerminalsPerSession,
+    keepExitedTotal: () => config.get().maxExitedTerminals,
   });
   // Terminals a crashed daemon left open are listed exited; their processes die in the background.
   terminals.restore();

@@ -64,6 +64,10 @@ const configFields = (z: Zod) => ({
   maxTerminals: positiveInt(),
   /** Scrollback ring of one terminal, in bytes, addressed by stream offsets. */
   terminalScrollbackBytes: positiveInt(),
+  /** Largest input of one `terminal/send`, `run` or `write`, and of what may wait unread for one terminal. */
+  maxTerminalInputBytes: positiveInt(),
+  /** Exited terminals kept listed across all sessions; past it the oldest are forgotten with their output. */
+  maxExitedTerminals: positiveInt(),
   /** A terminal with no send, write or attach for this long and no foreground command is closed. */
   terminalIdleCloseMs: positive().max(MAX_TIMER_MS, { error: `must be at most ${MAX_TIMER_MS}` }),
   /** Unread `job/write` bytes queued for all jobs of all sessions together; past it writes are refused. */
@@ -125,6 +129,8 @@ export const DEFAULT_CONFIG: Config = Object.freeze({
   maxTerminalsPerSession: 8,
   maxTerminals: 64,
   terminalScrollbackBytes: 4 * 1024 * 1024,
+  maxTerminalInputBytes: 1024 * 1024,
+  maxExitedTerminals: 32,
   terminalIdleCloseMs: 3_600_000,
   maxTotalStdinBytes: 64 * 1024 * 1024,
   requestKeyRetentionMs: 600_000,

@@ -22,7 +22,7 @@ import { handler, type HandlerContext } from '../net/handler.js';
 import { sessionSpillDir } from '../session-lifecycle.js';
 import { openTerminal } from '../terminals/open-terminal.js';
 import { runInTerminal } from '../terminals/run.js';
-import { sendToTerminal } from '../terminals/send.js';
+import { checkInputSize, sendToTerminal } from '../terminals/send.js';
 import { signalForeground } from '../terminals/signal.js';
 import type { Terminal, TerminalViewer } from '../terminals/terminal.js';
 
@@ -115,9 +115,8 @@ export const terminalHandlers = [
     if (terminal instanceof ExecdError) return terminal;
     const config = ctx.daemon.config.get();
     const bytes = Buffer.from(params.data);
-    if (bytes.length > config.maxStdinBytes) {
-      return new ExecdError('LIMIT_EXCEEDED', `data is larger than maxStdinBytes (${config.maxStdinBytes})`);
-    }
+    const limited = checkInputSize(terminal, bytes.length, config, 'data');
+    if (limited) return limited;
     terminal.lastActivity = Date.now();
     return { written: terminal.write(bytes) ? bytes.length : 0 };
   }),

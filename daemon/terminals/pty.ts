@@ -49,3 +49,17 @@ export async function probePty(): Promise<string | undefined> {
     });
   });
 }
+
+/**
+ * The PTY master as a non-blocking descriptor, for `InputQueue`; undefined where the library
+ * offers none (Windows), and then input goes through the library's own write. The library's
+ * socket would spin on EAGAIN once the descriptor is non-blocking, so after this call every write
+ * must go through the queue.
+ */
+export function nonBlockingMaster(pty: Pty): number | undefined {
+  const socket = (pty as unknown as { _socket?: { _handle?: { setBlocking?: (blocking: boolean) => number } } })
+    ._socket;
+  const fd = (pty as unknown as { fd?: unknown }).fd;
+  if (typeof fd !== 'number' || typeof socket?._handle?.setBlocking !== 'function') return undefined;
+  return socket._handle.setBlocking(false) === 0 ? fd : undefined;
+}

@@ -77,10 +77,13 @@ export async function runInTerminal(
     });
     const before = waitsBefore(terminal, line);
     const timeoutMs = effectiveTimeout(request.timeoutMs, config);
+    const deadline = Date.now() + timeoutMs;
     terminal.write(line);
+    // While the shell still reads a long line, its reads are not readiness.
+    await terminal.inputWritten(timeoutMs);
     const end = await waitReady(terminal, {
       idleMs: request.idleMs ?? DEFAULT_IDLE_MS,
-      timeoutMs,
+      timeoutMs: Math.max(0, deadline - Date.now()),
       before,
       token: ctx.token,
       markerEnds: ours,

@@ -22,7 +22,23 @@ export interface SendRequest {
   timeoutMs?: number;
 }
 
-/** TERMINAL_BUSY while another send or run is in flight; LIMIT_EXCEEDED for text past `maxStdinBytes`. */
+/**
+ * LIMIT_EXCEEDED when `bytes` more input would pass `maxTerminalInputBytes`, counting what still
+ * waits for the program to read it: a terminal is typed into, a pasted script fits, a file does not.
+ */
+export function checkInputSize(terminal: Terminal, bytes: number, config: Config, what: string): ExecdError | undefined {
+  const limit = config.maxTerminalInputBytes;
+  if (bytes > limit) return new ExecdError('LIMIT_EXCEEDED', `${what} is larger than maxTerminalInputBytes (${limit})`);
+  if (bytes + terminal.inputPending > limit) {
+    return new ExecdError(
+      'LIMIT_EXCEEDED',
+      `terminal ${terminal.id} has ${terminal.inputPending} bytes of input its program has not read yet; ${what} would pass maxTerminalInputBytes (${limit})`,
+    );
+  }
+  return undefined;
+}
+
+/** TERMINAL_BUSY while another send or run is in flight; LIMIT_EXCEEDED for text past `maxTerminalInputBytes`. */
 export function checkSendable(terminal: Terminal, text: string, config: Config): ExecdError | undefined {
   if (terminal.busy) {
     return new ExecdError(
@@ -30,10 +46,7 @@ export function checkSendable(terminal: Terminal, text: string, config: Config):
       `terminal ${terminal.id} is busy with another send or run; wait for it or use terminal/write`,
     );
   }
-  if (Buffer.byteLength(text) > config.maxStdinBytes) {
-    return new ExecdError('LIMIT_EXCEEDED', `text is larger than maxStdinBytes (${config.maxStdinBytes})`);
-  }
-  return undefined;
+  return checkInputSize(terminal, Buffer.byteLength(text), config, 'text');
 }
 
 /** The effective timeout of a send or run: the request's, else `timeoutMs`, capped by `maxTimeoutMs`. */
@@ -64,10 +77,14 @@ export async function sendToTerminal(
     else {
       const input = request.text + (request.submit ? '\r' : '');
       const before = waitsBefore(terminal, input);
+      const timeoutMs = effectiveTimeout(request.timeoutMs, config);
+      const deadline = Date.now() + timeoutMs;
       terminal.write(input);
+      // While the program still reads the input, its reads are not readiness.
+      await terminal.inputWritten(timeoutMs);
       const end = await waitReady(terminal, {
         idleMs: request.idleMs ?? DEFAULT_IDLE_MS,
-        timeoutMs: effectiveTimeout(request.timeoutMs, config),
+        timeoutMs: Math.max(0, deadline - Date.now()),
         before,
         token,
       });

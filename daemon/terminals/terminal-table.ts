@@ -24,6 +24,8 @@ export interface TerminalTableDeps {
   idleCloseMs: () => number;
   /** Exited terminals a session keeps listed (`maxTerminalsPerSession`); older ones are forgotten. */
   keepExited: () => number;
+  /** Exited terminals the daemon keeps listed across sessions (`maxExitedTerminals`). */
+  keepExitedTotal: () => number;
 }
 
 /** Every terminal of the daemon, running or exited-and-still-listed. */
@@ -161,6 +163,12 @@ export class TerminalTable {
   private forget(terminal: Terminal): void {
     if (this.terminals.get(terminal.id) !== terminal) return;
     this.terminals.delete(terminal.id);
+    // Nothing of a forgotten terminal may stay reachable from the table (issue 27.3).
+    this.cleanups.delete(terminal);
+    this.closeReasons.delete(terminal);
+    this.groups.delete(terminal);
+    clearTimeout(this.idleTimers.get(terminal));
+    this.idleTimers.delete(terminal);
     terminal.dropViewers();
     terminal.dispose();
     this.journal.append({ op: 'forget', id: terminal.id });
@@ -169,13 +177,17 @@ export class TerminalTable {
   /** After the program exited: kill what is left on the terminal, journal, announce, free the PTY. */
   private async afterExit(terminal: Terminal, exit: TerminalExit): Promise<void> {
     const reason = this.closeReasons.get(terminal);
+    this.closeReasons.delete(terminal);
     if (reason && exit.detail === undefined) exit.detail = reason;
     clearTimeout(this.idleTimers.get(terminal));
     this.idleTimers.delete(terminal);
     // Anything the program left behind on its session dies with the terminal.
     await killTerminalProcesses(terminal.pid, terminal.procStartTime, this.deps.graceMs()).catch(() => 0);
     const group = this.groups.get(terminal);
+    this.groups.delete(terminal);
     if (group) this.deps.processes.untrack(group);
+    // An exited terminal keeps its scrollback for reads, not its emulator (issue 27.19).
+    await terminal.releaseScreen();
     this.journal.append({
       op: 'exit',
       id: terminal.id,
@@ -191,10 +203,15 @@ export class TerminalTable {
     this.pruneExited(terminal.setup.ownerSession);
   }
 
-  /** Forgets the oldest exited terminals of a session past `keepExited`, so their scrollback does not pile up. */
+  /**
+   * Forgets the oldest exited terminals of a session past `keepExited`, and daemon-wide past
+   * `keepExitedTotal`, so their scrollback does not pile up.
+   */
   private pruneExited(sessionId: string): void {
     const exited = this.list(sessionId).filter((terminal) => !terminal.running);
     for (const terminal of exited.slice(0, Math.max(0, exited.length - this.deps.keepExited()))) this.forget(terminal);
+    const all = this.list().filter((terminal) => !terminal.running);
+    for (const terminal of all.slice(0, Math.max(0, all.length - this.deps.keepExitedTotal()))) this.forget(terminal);
   }
 
   /** Closes the terminal once it saw no send, write or attach for `terminalIdleCloseMs` and nothing runs in its foreground. */

@@ -7,10 +7,15 @@ import { constants } from 'node:os';
 import type { TerminalSnapshot } from '../../protocol/terminal.js';
 import { completePrefixLength, decodeUtf8 } from '../../spill/utf8.js';
 import { MarkerFilter, type MarkerEvent } from './markers.js';
-import type { Pty } from './pty.js';
-import { Screen } from './screen.js';
+import { InputQueue } from './input-queue.js';
+import { nonBlockingMaster, type Pty } from './pty.js';
+import { SCREEN_BACKLOG_BYTES } from './screen.js';
+import { RemoteScreen } from './screen-host.js';
 import { Scrollback } from './scrollback.js';
 import { readTtyStat } from './tty-proc.js';
+
+/** Longest a screen read waits for the emulator to catch up before answering the screen as it is. */
+const SCREEN_READ_WAIT_MS = 1_000;
 
 /** How long bytes that may start a private sequence are held before they are released as output. */
 const HOLD_MS = 30;
@@ -61,10 +66,10 @@ export class Terminal {
   readonly setup: TerminalSetup;
   readonly startedAt = new Date();
   readonly scrollback: Scrollback;
-  /** The emulated screen, created and fed on demand (see `renderScreen`). */
-  private screen: Screen | undefined;
-  /** Stream offset up to which the screen has been fed. */
-  private screenFed = 0;
+  /** The emulated screen, created at the first screen read and fed as output arrives from then on. */
+  private screen: RemoteScreen | undefined;
+  /** The last screen of an exited terminal, kept as text once its emulator is released. */
+  private finalScreen: string | undefined;
   pid = 0;
   /** Start time of the program's process (clock ticks), for the journal and recovery. */
   procStartTime: number | undefined;
@@ -96,6 +101,8 @@ export class Terminal {
   readonly exited: Promise<TerminalExit>;
   private markExited: (exit: TerminalExit) => void = () => {};
   private pty: Pty | undefined;
+  /** Input on its way to the PTY; undefined where the library writes itself (no descriptor). */
+  private input: InputQueue | undefined;
   private readonly filter: MarkerFilter | undefined;
   private holdTimer: NodeJS.Timeout | undefined;
   private readonly outputListeners = new Set<OutputListener>();
@@ -130,6 +137,8 @@ export class Terminal {
     this.pty = pty;
     this.pid = pty.pid;
     this.procStartTime = readTtyStat(pty.pid)?.startTime;
+    const fd = nonBlockingMaster(pty);
+    if (fd !== undefined) this.input = new InputQueue(fd);
     pty.onData((data) => this.receive(Buffer.isBuffer(data) ? data : Buffer.from(data)));
     pty.onExit(({ exitCode, signal }) =>
       this.markExit({ exitCode: signal ? null : exitCode, signal: signalName(signal) }),
@@ -142,6 +151,7 @@ export class Terminal {
     const held = this.filter?.flush();
     if (held && held.length > 0) this.emitBytes(held);
     clearTimeout(this.holdTimer);
+    this.input?.close();
     this.exit = exit;
     this.exitedAt = new Date();
     this.markExited(exit);
@@ -180,18 +190,37 @@ export class Terminal {
     return pgid !== undefined && (this.shellPgid === undefined || pgid === this.shellPgid);
   }
 
-  /** Writes input to the program; false when it has exited. */
+  /** Queues input for the program (written in chunks, see InputQueue); false when it has exited. */
   write(data: string | Buffer): boolean {
     if (!this.pty || !this.running) return false;
     this.atOwnPrompt = false;
-    (this.pty.write as (data: string | Buffer) => void)(data);
-    return true;
+    if (!this.input) {
+      (this.pty.write as (data: string | Buffer) => void)(data);
+      return true;
+    }
+    return this.input.push(Buffer.isBuffer(data) ? data : Buffer.from(data));
+  }
+
+  /** Input bytes queued and not yet taken by the PTY. */
+  get inputPending(): number {
+    return this.input?.pending ?? 0;
+  }
+
+  /** Resolves once the queued input was written, or after `timeoutMs` (then the rest is dropped). */
+  async inputWritten(timeoutMs: number): Promise<boolean> {
+    if (!this.input || this.input.pending === 0) return true;
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), timeoutMs);
+    });
+    const done = await Promise.race([this.input.drained().then(() => true), timedOut]);
+    clearTimeout(timer);
+    if (!done) this.input.discard();
+    return done;
   }
 
   /** Resizes the PTY and the emulated screen. */
   resize(cols: number, rows: number): void {
-    // What was printed before the resize is laid out at the old size, as a terminal would.
-    if (this.screen) this.feedScreen();
     this.cols = cols;
     this.rows = rows;
     this.screen?.resize(cols, rows);
@@ -239,27 +268,34 @@ export class Terminal {
   dispose(): void {
     this.screen?.dispose();
     this.screen = undefined;
+    this.finalScreen = undefined;
   }
 
   /**
-   * The current screen as text. The emulator is fed only here, with what was printed since the last
-   * render: a terminal nobody looks at costs no emulation, however much it prints. When the ring
-   * already dropped bytes the emulator has not seen, it starts over from the ring's oldest byte.
+   * The current screen as text. A terminal nobody looked at costs no emulation, however much it
+   * prints: the emulator starts at the first screen read, from the tail of the scrollback, and is
+   * fed in bounded pieces in the screen worker (see screen.ts, screen-host.ts). A read waits at most `SCREEN_READ_WAIT_MS` for it to
+   * catch up and answers the screen as far as it got.
    */
   async renderScreen(): Promise<string> {
-    this.feedScreen();
-    return this.screen!.render();
+    if (this.finalScreen !== undefined) return this.finalScreen;
+    if (!this.screen) {
+      this.screen = new RemoteScreen(this.cols, this.rows);
+      const from = Math.max(this.scrollback.start, this.scrollback.end - SCREEN_BACKLOG_BYTES);
+      this.screen.write(this.scrollback.rawFrom(from).bytes);
+    }
+    return this.screen.render(SCREEN_READ_WAIT_MS);
   }
 
-  private feedScreen(): void {
-    if (!this.screen || this.screenFed < this.scrollback.start) {
-      this.screen?.dispose();
-      this.screen = new Screen(this.cols, this.rows);
-      this.screenFed = this.scrollback.start;
-    }
-    const { bytes } = this.scrollback.rawFrom(this.screenFed);
-    if (bytes.length > 0) this.screen.write(Buffer.from(bytes));
-    this.screenFed = this.scrollback.end;
+  /** Keeps an exited terminal's last screen as text and frees its emulator (issue 27.19). */
+  async releaseScreen(): Promise<void> {
+    const screen = this.screen;
+    if (!screen) return;
+    const text = await screen.render(SCREEN_READ_WAIT_MS);
+    if (this.screen !== screen) return;
+    this.finalScreen = text;
+    screen.dispose();
+    this.screen = undefined;
   }
 
   /** What `terminal/list` and every result report. */
@@ -321,6 +357,7 @@ export class Terminal {
     const off = bytes.lastIndexOf(PASTE_OFF);
     if (on !== off) this.bracketedPaste = on > off;
     this.scrollback.append(bytes);
+    this.screen?.write(bytes);
     for (const listener of [...this.outputListeners]) listener(bytes, offset);
     this.notifyViewers();
   }
