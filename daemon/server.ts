@@ -119,6 +119,13 @@ async function startOwnedDaemon(
 ): Promise<RunningDaemon> {
   const paths = statePaths(options.stateDir);
   const config = new ConfigStore(paths.config, initialConfig(paths.config, options.configFlags));
+  // The probes are child processes: they run while the journal and terminals are restored.
+  const sandbox = createSandboxRunner({
+    backend: config.get().sandboxBackend,
+    bwrapPath: options.bwrapPath ?? process.env.EXECD_BWRAP ?? 'bwrap',
+  });
+  // Awaited below; should a step before that throw, its own failure is the one reported.
+  sandbox.catch(() => {});
   const startedAt = new Date();
   const stamp = startedAt.getTime().toString(36);
   let runCounter = 0;
@@ -178,10 +185,7 @@ async function startOwnedDaemon(
     jobs,
     terminals,
     terminalsUnavailable,
-    sandbox: await createSandboxRunner({
-      backend: config.get().sandboxBackend,
-      bwrapPath: options.bwrapPath ?? process.env.EXECD_BWRAP ?? 'bwrap',
-    }),
+    sandbox: await sandbox,
     spill,
     shuttingDown: false,
     // eslint-disable-next-line @typescript-eslint/no-floating-promises -- shutdown() logs a failure and never rejects

@@ -6,10 +6,10 @@
 import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { execa } from 'execa';
 import type { SandboxGuarantee } from '../../protocol/sandbox.js';
 import { launcherEnv, NET_ABI, type LandlockPlan } from './landlock-rules.js';
 import type { ConfinedMode } from './modes.js';
+import { runProbe } from './probe-process.js';
 
 /** The launcher script, beside this module in `dist/`. */
 export const LAUNCHER = join(import.meta.dirname, 'landlock-launcher.js');
@@ -77,17 +77,13 @@ export async function probeLandlock(): Promise<LandlockProbe> {
       readableDirs: [readable],
       network: 'on',
     });
-    const result = await execa(process.execPath, [LAUNCHER, '--probe', JSON.stringify(plan)], {
-      reject: false,
-      timeout: PROBE_TIMEOUT_MS,
-      stdin: 'ignore',
+    const result = await runProbe(process.execPath, [LAUNCHER, '--probe', JSON.stringify(plan)], {
+      timeoutMs: PROBE_TIMEOUT_MS,
       env: {},
-      extendEnv: false,
     });
     const abi = /^\{"abi":(\d+)\}$/.exec(result.stdout.trim())?.[1];
     if (result.exitCode === 0 && abi !== undefined) return { abi: Number(abi) };
-    const reason = result.failed && result.exitCode === undefined ? result.shortMessage : result.stderr.trim();
-    return { unavailable: reason || `exit code ${result.exitCode}` };
+    return { unavailable: result.failure ?? (result.stderr.trim() || `exit code ${result.exitCode}`) };
   } finally {
     rmSync(scratch, { recursive: true, force: true });
   }

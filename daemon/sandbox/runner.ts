@@ -6,7 +6,6 @@
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { execa } from 'execa';
 import { ExecdError } from '../../protocol/errors.js';
 import type { SandboxBackend, SandboxBackendInfo, SandboxGuarantee, SandboxMode } from '../../protocol/sandbox.js';
 import type { ExecSpec, SandboxReport } from '../../protocol/types.js';
@@ -16,6 +15,7 @@ import { bwrapArgv } from './bwrap-args.js';
 import { BWRAP_SIGNATURES, LANDLOCK_SIGNATURES } from './denial.js';
 import { landlockGuarantees, landlockLaunch, landlockPlan, probeLandlock } from './landlock-runner.js';
 import { enforceableModes, isConfined, type ConfinedMode } from './modes.js';
+import { runProbe } from './probe-process.js';
 
 /** The bubblewrap runner's name, as results report it. */
 export const BWRAP = 'bwrap';
@@ -82,10 +82,9 @@ export async function probeBwrap(bwrapPath: string): Promise<string | undefined>
       },
       ['true'],
     );
-    const result = await execa(argv[0]!, argv.slice(1), { reject: false, timeout: PROBE_TIMEOUT_MS, stdin: 'ignore' });
+    const result = await runProbe(argv[0]!, argv.slice(1), { timeoutMs: PROBE_TIMEOUT_MS });
     if (result.exitCode === 0) return undefined;
-    const reason = result.failed && result.exitCode === undefined ? result.shortMessage : result.stderr.trim();
-    return reason || `exit code ${result.exitCode}`;
+    return result.failure ?? (result.stderr.trim() || `exit code ${result.exitCode}`);
   } finally {
     rmSync(scratch, { recursive: true, force: true });
   }
