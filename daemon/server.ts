@@ -165,6 +165,7 @@ async function startOwnedDaemon(
     listenerUrls: [],
     paths,
     token: ensureToken(paths.token),
+    adminToken: ensureToken(paths.adminToken),
     platform,
     baseEnv: scrubEnv(process.env),
     log: options.log,
