@@ -44,6 +44,15 @@ export interface ConnectOptions extends Partial<Endpoint>, ClientTlsOptions {
   connectTimeoutMs?: number;
   /** The token; default `EXECD_TOKEN`, else `<stateDir>/token` (which a network URL requires). */
   token?: string;
+  /**
+   * Ask for the administrative right (the daemon-wide methods: `config/set`, `job/clean { all }`,
+   * `job/list { all }`, `daemon/shutdown`, every session in `daemon/status`): sends the admin
+   * token — `adminToken`, else `EXECD_ADMIN_TOKEN`, else `<stateDir>/admin-token` on a local
+   * socket. Without one found the connection is an ordinary one. Default false.
+   */
+  admin?: boolean;
+  /** The admin token, for `admin` (a network URL needs it given, or `EXECD_ADMIN_TOKEN`). */
+  adminToken?: string;
   /** Reported to the daemon in `initialize`. */
   clientName?: string;
   clientVersion?: string;
@@ -249,6 +258,17 @@ export function readToken(stateDir: string, env: NodeJS.ProcessEnv = process.env
   }
 }
 
+/** The admin token: `EXECD_ADMIN_TOKEN`, else `<stateDir>/admin-token`; undefined when neither is there. */
+export function readAdminToken(stateDir: string | undefined, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  if (env.EXECD_ADMIN_TOKEN) return env.EXECD_ADMIN_TOKEN;
+  if (stateDir === undefined) return undefined;
+  try {
+    return readFileSync(join(stateDir, 'admin-token'), 'utf8').trim();
+  } catch {
+    return undefined;
+  }
+}
+
 /** Opens a raw socket to the daemon. */
 export function openSocket(socketPath: string): Promise<Socket> {
   return new Promise((resolve, reject) => {
@@ -265,7 +285,9 @@ export function openSocket(socketPath: string): Promise<Socket> {
 }
 
 /** Opens the socket `options` name: a URL, else the local endpoint; resolves the token too. */
-async function openDaemonSocket(options: ConnectOptions): Promise<{ socket: Socket; token: string }> {
+async function openDaemonSocket(
+  options: ConnectOptions,
+): Promise<{ socket: Socket; token: string; adminToken?: string }> {
   const address = options.url === undefined ? undefined : parseDaemonUrl(options.url);
   if (typeof address === 'string') throw new ExecdConnectError(address);
   if (address === undefined || address.kind === 'unix') {
@@ -273,7 +295,8 @@ async function openDaemonSocket(options: ConnectOptions): Promise<{ socket: Sock
     // The socket first: with no daemon, "no daemon is running" says more than a missing token file.
     const socket = await openSocket(endpoint.socketPath);
     try {
-      return { socket, token: options.token ?? readToken(endpoint.stateDir) };
+      const adminToken = options.admin ? (options.adminToken ?? readAdminToken(endpoint.stateDir)) : undefined;
+      return { socket, token: options.token ?? readToken(endpoint.stateDir), adminToken };
     } catch (error) {
       socket.destroy();
       throw error;
@@ -283,7 +306,8 @@ async function openDaemonSocket(options: ConnectOptions): Promise<{ socket: Sock
   const token = options.token ?? process.env.EXECD_TOKEN;
   if (!token) throw new ExecdConnectError(`connecting to ${describeAddress(address)} needs a token (or EXECD_TOKEN)`);
   try {
-    return { socket: await openTransport(address, options, options.connectTimeoutMs), token };
+    const adminToken = options.admin ? (options.adminToken ?? readAdminToken(undefined)) : undefined;
+    return { socket: await openTransport(address, options, options.connectTimeoutMs), token, adminToken };
   } catch (error) {
     throw new ExecdConnectError((error as Error).message);
   }
@@ -295,7 +319,7 @@ async function openDaemonSocket(options: ConnectOptions): Promise<{ socket: Sock
  */
 export async function openConnection(options: ConnectOptions): Promise<ExecdClient> {
   if (options.keepAliveMs !== undefined) assertKeepAliveMs(options.keepAliveMs);
-  const { socket, token } = await openDaemonSocket(options);
+  const { socket, token, adminToken } = await openDaemonSocket(options);
   const rpc = createDrainingConnection(socket);
   // Watches the handshake too (a daemon that vanishes before answering `initialize` is noticed);
   // probes wait for it, as any other first request would be refused.
@@ -306,6 +330,7 @@ export async function openConnection(options: ConnectOptions): Promise<ExecdClie
     const info = await rpc.sendRequest(Initialize.type, {
       protocolVersion: 1,
       token,
+      ...(adminToken !== undefined && { adminToken }),
       client: { name: options.clientName ?? 'execd-client', version: options.clientVersion },
     });
     authed = true;

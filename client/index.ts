@@ -8,6 +8,7 @@ export {
   ExecdConnectError,
   ExecdRpcError,
   readToken,
+  readAdminToken,
   type CallOptions,
   type ConnectOptions,
   type RunOptions,

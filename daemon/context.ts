@@ -26,6 +26,8 @@ export interface DaemonContext {
   readonly listenerUrls: string[];
   readonly paths: ReturnType<typeof statePaths>;
   readonly token: string;
+  /** The administrative token (`<stateDir>/admin-token`): a connection that presents it is admin. */
+  readonly adminToken: string;
   readonly platform: PlatformFacts;
   /** The daemon's environment, scrubbed once at start-up. */
   readonly baseEnv: EnvMap;

@@ -29,6 +29,31 @@ export function isCredentialName(name: string): boolean {
 }
 
 /**
+ * The password of a URL's userinfo (`scheme://user:password@host`), anywhere in a value: a
+ * `DATABASE_URL` or a proxy setting carries one under a name that says nothing of it. The
+ * scheme starts with a letter; the userinfo holds no `/`, `@` or whitespace.
+ */
+const URL_PASSWORD = /([A-Za-z][A-Za-z0-9+.-]*:\/\/[^\s/:@]*:)[^\s/@]+@/g;
+
+/** What a scrubbed URL password reads. */
+export const SCRUBBED_PASSWORD = '***';
+
+/** The value with every URL password replaced by `***` (the user name and host stay). */
+export function scrubUrlPasswords(value: string): string {
+  return value.replace(URL_PASSWORD, `$1${SCRUBBED_PASSWORD}@`);
+}
+
+/**
+ * Names a clean base environment (`serve --clean-env`) keeps from the daemon's own: who the user
+ * is, where home and temp are, the locale and time zone — nothing of the shell or project that
+ * happened to start the daemon (`VIRTUAL_ENV`, a `PATH` with its `bin`, custom variables).
+ */
+const CLEAN_ENV_NAMES = /^(?:HOME|USER|LOGNAME|SHELL|LANG|LANGUAGE|LC_[A-Z]+|TZ|TMPDIR|XDG_RUNTIME_DIR)$/;
+
+/** The `PATH` of a clean base environment. */
+export const CLEAN_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+
+/**
  * The daemon's own environment minus credential-shaped names, the daemon's `EXECD_*` variables and
  * every inherited `DSH_*` variable (prefixes matched case-insensitively).
  */
@@ -37,8 +62,21 @@ export function scrubEnv(env: NodeJS.ProcessEnv): EnvMap {
   for (const [name, value] of Object.entries(env)) {
     if (value === undefined) continue;
     if (isCredentialName(name) || SCRUBBED_PREFIX.test(name)) continue;
-    out[name] = value;
+    out[name] = scrubUrlPasswords(value);
   }
+  return out;
+}
+
+/**
+ * The base every command's environment starts from (SPEC §1.4, layer 1): the daemon's own,
+ * scrubbed; with `clean`, only the user, home, temp, locale and time-zone variables of it and the
+ * system `PATH`, so a daemon auto-started from one project's shell passes nothing of it on.
+ */
+export function baseEnvironment(env: NodeJS.ProcessEnv, clean: boolean): EnvMap {
+  const scrubbed = scrubEnv(env);
+  if (!clean) return scrubbed;
+  const out: EnvMap = { PATH: CLEAN_PATH };
+  for (const [name, value] of Object.entries(scrubbed)) if (CLEAN_ENV_NAMES.test(name)) out[name] = value;
   return out;
 }
 
@@ -70,6 +108,7 @@ export function buildEnv(layers: EnvLayers): EnvMap {
 /** A copy with credential-shaped values masked, for replies and logs. */
 export function maskEnv(env: EnvMap): EnvMap {
   const out: EnvMap = {};
-  for (const [name, value] of Object.entries(env)) out[name] = isCredentialName(name) ? '***' : value;
+  for (const [name, value] of Object.entries(env))
+    out[name] = isCredentialName(name) ? '***' : scrubUrlPasswords(value);
   return out;
 }

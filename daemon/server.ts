@@ -14,7 +14,7 @@ import { ActiveRuns } from './active-runs.js';
 import { ConfigStore, parseConfigPatch, readConfigFile } from './state/config-store.js';
 import { ClientConnection, toResponseError } from './net/connection.js';
 import type { DaemonContext } from './context.js';
-import { scrubEnv } from './env.js';
+import { baseEnvironment } from './env.js';
 import { terminateGroup } from './executor/kill.js';
 import { Spawner } from './executor/spawner.js';
 import { HANDLERS } from './handlers/index.js';
@@ -49,6 +49,8 @@ export interface DaemonOptions {
   /** Network listeners beside the socket (`--listen`), with their TLS material. */
   listen?: ListenSpec[];
   tls?: TlsFiles;
+  /** Start commands from a clean base environment (`serve --clean-env`, `EXECD_CLEAN_ENV=1`), see env.ts. */
+  cleanEnv?: boolean;
 }
 
 /** A running daemon. */
@@ -173,8 +175,9 @@ async function startOwnedDaemon(
     listenerUrls: [],
     paths,
     token: ensureToken(paths.token),
+    adminToken: ensureToken(paths.adminToken),
     platform,
-    baseEnv: scrubEnv(process.env),
+    baseEnv: baseEnvironment(process.env, options.cleanEnv ?? false),
     log: options.log,
     config,
     sessions,

@@ -11,6 +11,13 @@ import { remoteConnectOptions } from './remote.js';
 
 const CLI_OPTIONS: ConnectOptions = { clientName: 'execd-cli' };
 
+/**
+ * The options of the CLI's administrative commands (`status`, `stop`, `config`, `clean --all`,
+ * `jobs --all`, `term list --all`): they send the admin token the local owner can read in the
+ * state dir (or `EXECD_ADMIN_TOKEN` for a remote daemon).
+ */
+export const ADMIN_OPTIONS: ConnectOptions = { clientName: 'execd-cli', admin: true };
+
 function connectCli(endpoint: Endpoint, options: ConnectOptions = CLI_OPTIONS): Promise<ExecdClient> {
   return openConnection({ ...options, ...endpoint, ...remoteConnectOptions() });
 }
@@ -36,16 +43,23 @@ export async function connectOrStart(endpoint: Endpoint, options: ConnectOptions
 }
 
 /** Connects to the daemon if one listens; undefined when none does. */
-export async function connectIfRunning(endpoint: Endpoint): Promise<ExecdClient | undefined> {
-  if (process.env.EXECD_URL) return connectCli(endpoint);
+export async function connectIfRunning(
+  endpoint: Endpoint,
+  options: ConnectOptions = CLI_OPTIONS,
+): Promise<ExecdClient | undefined> {
+  if (process.env.EXECD_URL) return connectCli(endpoint, options);
   const { socketIsLive } = await import('../../shared/socket-probe.js');
   if (!(await socketIsLive(endpoint.socketPath))) return undefined;
-  return connectCli(endpoint);
+  return connectCli(endpoint, options);
 }
 
 /** Connects (starting a daemon if needed), calls `use`, and closes the connection. */
-export async function withClient<T>(endpoint: Endpoint, use: (client: ExecdClient) => Promise<T>): Promise<T> {
-  const client = await connectOrStart(endpoint);
+export async function withClient<T>(
+  endpoint: Endpoint,
+  use: (client: ExecdClient) => Promise<T>,
+  options: ConnectOptions = CLI_OPTIONS,
+): Promise<T> {
+  const client = await connectOrStart(endpoint, options);
   try {
     return await use(client);
   } finally {

@@ -1,7 +1,7 @@
 /** `execd config get [KEY]` and `execd config set KEY=VALUE...`: the daemon's live configuration. */
 import { configSchema, type Config } from '../../protocol/config.js';
 import { ConfigGet, ConfigSet } from '../../protocol/methods.js';
-import { withClient } from './autostart.js';
+import { ADMIN_OPTIONS, withClient } from './autostart.js';
 import { commandHelp, endpointOf, ENDPOINT_OPTIONS, parseCommand, type CommandRunner } from './args.js';
 import { parseConfigPairs } from './config-pairs.js';
 import { usageError } from './errors.js';
@@ -54,7 +54,7 @@ export const configCommand: CommandRunner = async (argv, globals) => {
     if (rest.length > 1) throw usageError('config', `'config get' takes at most one KEY, got ${rest.length}`);
     const key = rest[0] as keyof Config | undefined;
     if (key !== undefined && !KEYS.includes(key)) throw usageError('config', `unknown key ${JSON.stringify(key)}`);
-    const config = await withClient(endpoint, (client) => client.call(ConfigGet, {}));
+    const config = await withClient(endpoint, (client) => client.call(ConfigGet, {}), ADMIN_OPTIONS);
     if (values.json)
       process.stdout.write(`${JSON.stringify(key === undefined ? config : (config[key] ?? null), null, 2)}\n`);
     else process.stdout.write(key === undefined ? formatConfig(config) : `${show(config[key])}\n`);
@@ -63,7 +63,11 @@ export const configCommand: CommandRunner = async (argv, globals) => {
   if (action === 'set') {
     if (rest.length === 0) throw usageError('config', "'config set' needs at least one KEY=VALUE");
     const patch = parseConfigPairs(rest, 'config');
-    const config = await withClient(endpoint, (client) => client.call(ConfigSet, { patch, persist: values.persist }));
+    const config = await withClient(
+      endpoint,
+      (client) => client.call(ConfigSet, { patch, persist: values.persist }),
+      ADMIN_OPTIONS,
+    );
     process.stdout.write(formatConfig(config, Object.keys(patch) as Array<keyof Config>));
     return 0;
   }

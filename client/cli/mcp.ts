@@ -13,6 +13,7 @@ import type { ModelTool } from '../tool/types.js';
 import { createToolServer } from '../mcp/server.js';
 import { commandHelp, endpointOf, ENDPOINT_OPTIONS, parseCommand, type CommandRunner } from './args.js';
 import { connectOrStart } from './autostart.js';
+import { mcpSessionId } from './mcp-session.js';
 
 /** Help text of `execd mcp`. */
 export const MCP_HELP = commandHelp({
@@ -21,10 +22,11 @@ export const MCP_HELP = commandHelp({
 of one persistent shell instead; with --terminals also terminal_open, terminal_send, terminal_read,
 terminal_signal, terminal_close, terminal_list) as a Model Context Protocol server on
 stdin/stdout, through the daemon (started in the background when none runs). Every command runs in
-the daemon session ID (default: mcp) with DIR as its working directory (default: the current
-directory). Background-job completions are sent as MCP logging notifications. Exits when stdin closes.`,
+the daemon session ID with DIR as its working directory (default: the current directory); without
+--session the server has its own session, mcp-<dir name>-<hash of DIR>, named in its first line on
+stderr. Background-job completions are sent as MCP logging notifications. Exits when stdin closes.`,
   options: [
-    '  --session ID       the daemon session of the tools (default: mcp)',
+    '  --session ID       the daemon session of the tools (default: mcp-<dir name>-<hash>, from DIR)',
     '  --workdir DIR      the session working directory (default: the current directory)',
     '  --persistent       bash is one persistent shell (cd, exports and functions stay)',
     '  --terminals        add the terminal tools (interactive programs, persistent terminals)',
@@ -38,7 +40,7 @@ export const mcpCommand: CommandRunner = async (argv, globals) => {
     args: argv,
     options: {
       ...ENDPOINT_OPTIONS,
-      session: { type: 'string', default: 'mcp' },
+      session: { type: 'string' },
       workdir: { type: 'string' },
       persistent: { type: 'boolean', default: false },
       terminals: { type: 'boolean', default: false },
@@ -58,7 +60,10 @@ export const mcpCommand: CommandRunner = async (argv, globals) => {
     // A client that has gone cannot be told; nothing else depends on the notice.
     server?.sendLoggingMessage({ level: 'info', logger: 'execd', data: text }).catch(() => undefined);
   };
-  const session = { id: values.session, cwd: resolve(values.workdir ?? process.cwd()) };
+  const cwd = resolve(values.workdir ?? process.cwd());
+  const session = { id: values.session ?? mcpSessionId(cwd), cwd };
+  // stdout is the MCP channel; the startup line goes to stderr, where MCP clients log it.
+  process.stderr.write(`execd mcp: session ${session.id} (cwd ${cwd})\n`);
   const shellTools = await createShellTools({
     client,
     session,

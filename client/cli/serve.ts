@@ -11,7 +11,7 @@ import { CliError, usageError } from './errors.js';
 
 /** Help text of `execd serve`. */
 export const SERVE_HELP = `usage: execd serve [--socket PATH] [--state-dir DIR] [--log-level LEVEL] [--detach]
-                   [--sandbox MODE] [--config KEY=VALUE ...] [--idle-exit-ms MS] [--log-file FILE]
+                   [--sandbox MODE] [--clean-env] [--config KEY=VALUE ...] [--idle-exit-ms MS] [--log-file FILE]
                    [--listen tls://HOST:PORT ... --tls-cert FILE --tls-key FILE [--tls-client-ca FILE]]
 
 Runs the execd daemon: in the foreground logging JSON lines to stderr, or with --detach in the
@@ -22,6 +22,8 @@ background logging to <state-dir>/execd.log (the command returns once the daemon
   --log-level LEVEL    trace, debug, info, warn, error (default: $EXECD_LOG_LEVEL, else info)
   --detach             start the daemon in the background and return once it listens
   --sandbox MODE       default sandbox mode: read-only, workspace-write, danger-full-access
+  --clean-env          commands start from a clean base environment (user, home, locale, system PATH),
+                       not the daemon's own (also EXECD_CLEAN_ENV=1, which auto-started daemons see)
   --config KEY=VALUE   a configuration field, e.g. --config timeoutMs=60000 (repeatable)
   --idle-exit-ms MS    shut down after MS with no client session held and nothing running
   --log-file FILE      log to FILE instead of stderr
@@ -52,6 +54,7 @@ export const serveCommand: CommandRunner = async (argv) => {
       'tls-cert': { type: 'string' },
       'tls-key': { type: 'string' },
       'tls-client-ca': { type: 'string' },
+      'clean-env': { type: 'boolean', default: false },
     },
     strict: true,
   });
@@ -113,7 +116,9 @@ export const serveCommand: CommandRunner = async (argv) => {
   const log = createLogger(level, logFile ? { kind: 'file', path: logFile } : { kind: 'stderr' });
   let daemon;
   try {
-    daemon = await startDaemon({ ...endpoint, log, configFlags, listen, tls });
+    // EXECD_CLEAN_ENV reaches a daemon the clients auto-start: they pass their environment on.
+    const cleanEnv = values['clean-env'] || process.env.EXECD_CLEAN_ENV === '1';
+    daemon = await startDaemon({ ...endpoint, log, configFlags, listen, tls, cleanEnv });
   } catch (error) {
     const message = (error as Error).message;
     // In the foreground the one line below says it; a detached daemon has only its log.

@@ -12,7 +12,7 @@ import { SessionOpen } from '../../protocol/methods.js';
 import { ExecdRpcError, type ExecdClient } from '../connection.js';
 import type { Endpoint } from '../endpoint.js';
 import { endpointOf, ENDPOINT_OPTIONS, parseCommand, type GlobalFlags } from './args.js';
-import { withClient } from './autostart.js';
+import { ADMIN_OPTIONS, withClient } from './autostart.js';
 import { CliError, usageError } from './errors.js';
 
 /** The session flag of the subcommands that work in a session. */
@@ -71,11 +71,15 @@ export function forScope<T>(
   use: (client: ExecdClient, scope: SessionScope) => Promise<T>,
   ifAbsent: () => T,
 ): Promise<T> {
-  return withClient(endpoint, async (client) => {
-    if (values.all) return use(client, { all: true });
-    if (!(await attachSession(client, values.session))) return ifAbsent();
-    return use(client, { sessionId: values.session });
-  });
+  return withClient(
+    endpoint,
+    async (client) => {
+      if (values.all) return use(client, { all: true });
+      if (!(await attachSession(client, values.session))) return ifAbsent();
+      return use(client, { sessionId: values.session });
+    },
+    values.all ? ADMIN_OPTIONS : undefined,
+  );
 }
 
 /**

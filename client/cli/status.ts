@@ -3,7 +3,7 @@ import { DaemonStatus } from '../../protocol/methods.js';
 import type { DaemonStatusResult } from '../../protocol/types.js';
 import type { Endpoint } from '../endpoint.js';
 import { commandHelp, endpointOf, ENDPOINT_OPTIONS, parseCommand, type CommandRunner } from './args.js';
-import { connectIfRunning } from './autostart.js';
+import { ADMIN_OPTIONS, connectIfRunning } from './autostart.js';
 import { formatBytes, formatDuration, formatTable } from '../table.js';
 
 /** Help text of `execd status`. */
@@ -63,7 +63,7 @@ export const statusCommand: CommandRunner = async (argv, globals) => {
     strict: true,
   });
   const endpoint = endpointOf(values, globals);
-  const client = await connectIfRunning(endpoint);
+  const client = await connectIfRunning(endpoint, ADMIN_OPTIONS);
   if (!client) {
     process.stderr.write(`execd: not running (no daemon listening on ${endpoint.socketPath})\n`);
     return EXIT_NOT_RUNNING;

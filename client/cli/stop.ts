@@ -5,7 +5,7 @@ import { socketIsLive } from '../../shared/socket-probe.js';
 import { DaemonShutdown } from '../../protocol/methods.js';
 import { PLATFORM } from '../../protocol/platform.js';
 import { commandHelp, endpointOf, ENDPOINT_OPTIONS, parseCommand, type CommandRunner } from './args.js';
-import { connectIfRunning } from './autostart.js';
+import { ADMIN_OPTIONS, connectIfRunning } from './autostart.js';
 import { CliError } from './errors.js';
 
 /** Help text of `execd stop`. */
@@ -24,7 +24,7 @@ const STOP_TIMEOUT_MS = 60_000;
 export const stopCommand: CommandRunner = async (argv, globals) => {
   const { values } = parseCommand('stop', { args: argv, options: { ...ENDPOINT_OPTIONS }, strict: true });
   const endpoint = endpointOf(values, globals);
-  const client = await connectIfRunning(endpoint);
+  const client = await connectIfRunning(endpoint, ADMIN_OPTIONS);
   if (!client) {
     process.stderr.write(`execd: not running (no daemon listening on ${endpoint.socketPath})\n`);
     return 0;

@@ -2,7 +2,7 @@
 import { TerminalList } from '../../protocol/methods.js';
 import type { TerminalSnapshot } from '../../protocol/terminal.js';
 import { commandHelp, type CommandRunner } from './args.js';
-import { withClient } from './autostart.js';
+import { ADMIN_OPTIONS, withClient } from './autostart.js';
 import { attachSession, SESSION_HELP } from './session.js';
 import { formatTable } from '../table.js';
 import { parseTerminalCommand } from './term-common.js';
@@ -53,11 +53,15 @@ export const termListCommand: CommandRunner = async (argv, globals) => {
       'term list',
       `unexpected argument ${JSON.stringify(positionals[0])}`,
     );
-  const terminals = await withClient(endpoint, async (client) => {
-    if (flags.all) return client.call(TerminalList, { all: true });
-    if (!(await attachSession(client, sessionId))) return [];
-    return client.call(TerminalList, { sessionId });
-  });
+  const terminals = await withClient(
+    endpoint,
+    async (client) => {
+      if (flags.all) return client.call(TerminalList, { all: true });
+      if (!(await attachSession(client, sessionId))) return [];
+      return client.call(TerminalList, { sessionId });
+    },
+    flags.all ? ADMIN_OPTIONS : undefined,
+  );
   if (flags.json) process.stdout.write(`${JSON.stringify(terminals, null, 2)}\n`);
   else if (terminals.length === 0)
     process.stdout.write(flags.all ? 'no terminals\n' : `no terminals in session ${sessionId}\n`);

@@ -16,7 +16,7 @@ import {
 } from '../../protocol/methods.js';
 import type { TerminalSendResult, TerminalSnapshot } from '../../protocol/terminal.js';
 import { formatTable } from '../table.js';
-import type { ExecdClient } from '../connection.js';
+import { ExecdRpcError, type ExecdClient } from '../connection.js';
 import {
   plainTerminalText,
   readinessOf,
@@ -86,20 +86,32 @@ export function renderTerminalList(terminals: TerminalSnapshot[]): string {
   return formatTable(['id', 'state', 'program', 'cwd', 'name'], rows).trimEnd();
 }
 
-/** Opens the session when its cwd is known, and builds its terminal tools. */
+/**
+ * Attaches to the session when it exists — as the shell tools opened it, with their `DSH_HOME` and
+ * escalation targets — else creates it with the session's facts.
+ */
+async function openOrAttach(client: ExecdClient, session: ToolSession & { cwd: string }): Promise<void> {
+  try {
+    await client.call(SessionOpen, { sessionId: session.id });
+    return;
+  } catch (error) {
+    if (!(error instanceof ExecdRpcError && error.errorName === 'SESSION_NOT_FOUND')) throw error;
+  }
+  await client.call(SessionOpen, {
+    sessionId: session.id,
+    cwd: session.cwd,
+    env: session.env,
+    dshEnv: session.dshEnv,
+    sandbox: session.sandbox,
+  });
+}
+
+/** Opens (or attaches to) the session when its cwd is known, and builds its terminal tools. */
 export async function createTerminalTools(options: TerminalToolsOptions): Promise<TerminalTools> {
   const { client, session } = options;
   const idleMs = options.idleMs ?? DEFAULT_IDLE_MS;
   const sessionId = session.id;
-  if (session.cwd !== undefined) {
-    await client.call(SessionOpen, {
-      sessionId,
-      cwd: session.cwd,
-      env: session.env,
-      dshEnv: session.dshEnv,
-      sandbox: session.sandbox,
-    });
-  }
+  if (session.cwd !== undefined) await openOrAttach(client, { ...session, cwd: session.cwd });
   /** Per terminal, the stream offset up to which the model has seen the output. */
   const seen = new Map<string, number>();
   const subscription = client.onNotification(TerminalExited, (params) => {

@@ -4,7 +4,10 @@ import { join } from 'node:path';
 import { DaemonShutdown, DaemonStatus } from '../../protocol/methods.js';
 import type { DaemonStatusResult } from '../../protocol/types.js';
 import { readMemoryUse } from '../../shared/proc.js';
+import { requireAdmin } from '../admin.js';
+import type { ClientConnection } from '../net/connection.js';
 import { handler } from '../net/handler.js';
+import type { Session } from '../sessions.js';
 import type { Job } from '../jobs/job.js';
 
 /** Counts the files and bytes under the spill directory. */
@@ -40,13 +43,19 @@ function jobCounts(jobs: Job[]): { running: number; settled: number } {
   return { running, settled: jobs.length - running };
 }
 
+/** Every session for an admin connection; else only those `conn` has open. */
+function visibleSessions(sessions: Session[], conn: ClientConnection): Session[] {
+  return conn.admin ? sessions : sessions.filter((session) => conn.openSessions.has(session.id));
+}
+
 /** Handlers of the daemon-wide methods. */
 export const daemonHandlers = [
-  handler(DaemonStatus, async (_params, { daemon }) => ({
+  handler(DaemonStatus, async (_params, { daemon, conn }) => ({
     version: daemon.version,
     pid: process.pid,
     uptimeMs: Date.now() - daemon.startedAt.getTime(),
-    sessions: daemon.sessions.all().map((session) => ({
+    // Other sessions (their ids, their cwds) only for an admin; else the ones this connection opened.
+    sessions: visibleSessions(daemon.sessions.all(), conn).map((session) => ({
       sessionId: session.id,
       cwd: session.cwd,
       connections: session.connections.size,
@@ -64,7 +73,9 @@ export const daemonHandlers = [
     config: daemon.config.get(),
   })),
 
-  handler(DaemonShutdown, (_params, { daemon }) => {
+  handler(DaemonShutdown, (_params, { daemon, conn }) => {
+    const refused = requireAdmin(conn, 'daemon/shutdown');
+    if (refused) return refused;
     // Answer first; the shutdown starts once the reply is on its way.
     setImmediate(() => daemon.requestShutdown('daemon/shutdown'));
     return { ok: true as const };

@@ -15,8 +15,12 @@ function sameToken(given: string, expected: string): boolean {
 export const initializeHandlers = [
   handler(Initialize, async (params, { daemon, conn }): Promise<InitializeResult | ExecdError> => {
     if (!sameToken(params.token, daemon.token)) return new ExecdError('UNAUTHORIZED', 'wrong token');
+    if (params.adminToken !== undefined && !sameToken(params.adminToken, daemon.adminToken)) {
+      return new ExecdError('UNAUTHORIZED', 'wrong admin token');
+    }
     conn.authed = true;
-    daemon.log.debug({ conn: conn.id, client: params.client.name }, 'client authenticated');
+    conn.admin = params.adminToken !== undefined;
+    daemon.log.debug({ conn: conn.id, client: params.client.name, admin: conn.admin }, 'client authenticated');
     return {
       protocolVersion: PROTOCOL_VERSION,
       daemon: {
@@ -33,6 +37,7 @@ export const initializeHandlers = [
         streaming: true,
         terminals: (await daemon.terminalsUnavailable) === undefined,
       },
+      admin: conn.admin,
     };
   }),
 ];

@@ -14,6 +14,7 @@ import {
   JobWrite,
   ShellStart,
 } from '../../protocol/methods.js';
+import { requireAdmin } from '../admin.js';
 import { handler, type HandlerContext } from '../net/handler.js';
 import type { Job } from '../jobs/job.js';
 import { cleanJobs, killJob, releaseJob, settledWithin } from '../jobs/job-control.js';
@@ -98,7 +99,7 @@ export const jobHandlers = [
   }),
 
   handler(JobList, (params, { daemon, conn }) => {
-    if ('all' in params) return daemon.jobs.list().map((job) => job.snapshot());
+    if ('all' in params) return requireAdmin(conn, 'job/list { all }') ?? daemon.jobs.list().map((job) => job.snapshot());
     const session = daemon.sessions.require(params.sessionId, conn);
     if (session instanceof ExecdError) return session;
     return daemon.jobs.list(params.sessionId).map((job) => job.snapshot());
@@ -117,6 +118,9 @@ export const jobHandlers = [
     if ('sessionId' in params) {
       const session = daemon.sessions.require(params.sessionId, conn);
       if (session instanceof ExecdError) return session;
+    } else {
+      const refused = requireAdmin(conn, 'job/clean { all }');
+      if (refused) return refused;
     }
     const settled = daemon.jobs
       .list('sessionId' in params ? params.sessionId : undefined)

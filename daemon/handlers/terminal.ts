@@ -18,6 +18,7 @@ import {
   TerminalWrite,
 } from '../../protocol/methods.js';
 import type { ClientConnection } from '../net/connection.js';
+import { requireAdmin } from '../admin.js';
 import { handler, type HandlerContext } from '../net/handler.js';
 import { sessionSpillDir } from '../session-lifecycle.js';
 import { openTerminal } from '../terminals/open-terminal.js';
@@ -156,7 +157,12 @@ export const terminalHandlers = [
   handler(TerminalList, async (params, ctx) => {
     const refused = await unavailable(ctx);
     if (refused) return refused;
-    if ('all' in params) return ctx.daemon.terminals.list().map((terminal) => terminal.snapshot());
+    if ('all' in params) {
+      return (
+        requireAdmin(ctx.conn, 'terminal/list { all }') ??
+        ctx.daemon.terminals.list().map((terminal) => terminal.snapshot())
+      );
+    }
     const session = ctx.daemon.sessions.require(params.sessionId, ctx.conn);
     if (session instanceof ExecdError) return session;
     return ctx.daemon.terminals.list(params.sessionId).map((terminal) => terminal.snapshot());

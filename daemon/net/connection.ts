@@ -43,6 +43,8 @@ export class ClientConnection implements SessionHolder {
   readonly openSessions = new Set<string>();
   readonly rpc: MessageConnection;
   private authedFlag = false;
+  /** True once `initialize` carried the admin token (daemon/admin.ts). */
+  admin = false;
   private handshakeTimer: NodeJS.Timeout | undefined;
   /** Resolves when the socket is fully closed (everything queued was flushed, or dropped). */
   readonly gone: Promise<void>;

@@ -95,6 +95,8 @@ describe('execd job subcommands', { timeout: 180_000 }, () => {
   it('a job of another session is refused on one line; --session reaches it', async () => {
     const world = cliWorld();
     const job = (await world.run(['start', '--session', 'other', '--', 'echo mine'])).stdout.trim();
+    // The CLI's own session exists once something ran in it (a look never creates a session).
+    expect((await world.run(['run', '--', 'true'])).code).toBe(0);
     const refused = await world.run(['read', job]);
     expect(refused.code).toBe(125);
     expect(refused.stderr).toMatch(/^execd: .*another session.*\n$/);

@@ -80,6 +80,8 @@ describe('execd term and execd attach', { timeout: 120_000 }, () => {
   it("refuses another session's terminal and unknown ids with one line (exit 125)", async () => {
     const world = cliWorld();
     const id = (await ok(world, ['term', 'open', '--session', 'agent-1'])).stdout.trim();
+    // The CLI's own session exists once something ran in it (a look never creates a session).
+    await ok(world, ['run', '--', 'true']);
     const forbidden = await world.run(['term', 'send', id, 'echo hi']);
     expect(forbidden.code).toBe(125);
     expect(forbidden.stderr.trim().split('\n')).toHaveLength(1);

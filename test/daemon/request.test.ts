@@ -2,7 +2,7 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigGet, ConfigSet, ShellResolve, ShellRun } from '../../protocol/methods.js';
+import { ConfigGet, ConfigSet, SessionOpen, ShellResolve, ShellRun } from '../../protocol/methods.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { rejection } from '../helpers/rejection.js';
 
@@ -97,11 +97,12 @@ describe('configuration at run time', () => {
     expect(await client.call(ConfigGet, {})).toEqual(before);
   });
 
-  it('applies a good value to the next command without a restart', async () => {
+  it('applies a good value to the next session opened, without a restart', async () => {
     const daemon = await startDaemon();
-    const client = await daemon.session('s1');
+    const client = await daemon.session('s0');
     const next = await client.call(ConfigSet, { patch: { timeoutMs: 250, maxOutputBytes: 4 } });
     expect(next.timeoutMs).toBe(250);
+    await client.call(SessionOpen, { sessionId: 's1', cwd: daemon.dir });
     const result = await client.run({ sessionId: 's1', command: 'echo 123456; sleep 30' });
     expect(result.timedOut).toBe(true);
     expect(result.timeoutMs).toBe(250);

@@ -91,7 +91,8 @@ export async function startDaemon(options: TestDaemonOptions = {}): Promise<Test
     pid: proc.pid!,
     stderr: () => stderr,
     async connect(connectOptions = {}) {
-      const client = await connect({ socketPath, stateDir, clientName: 'test', ...connectOptions });
+      // Tests drive the daemon as its owner (admin); a test of an ordinary connection passes admin: false.
+      const client = await connect({ socketPath, stateDir, clientName: 'test', admin: true, ...connectOptions });
       clients.push(client);
       return client;
     },

@@ -2,13 +2,13 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { SessionOpen } from '../../protocol/methods.js';
-import type { SandboxPolicy } from '../../protocol/sandbox.js';
+import type { SessionSandbox } from '../../protocol/sandbox.js';
 import { startDaemon, type TestDaemonOptions } from './daemon.js';
 import { pidsWithArgument } from './procs.js';
 import { waitFor } from './wait.js';
 
 /** A daemon with session `s1` whose cwd is a fresh workspace directory `<dir>/ws`. */
-export async function sandboxedSession(sandbox?: SandboxPolicy, daemonOptions: TestDaemonOptions = {}) {
+export async function sandboxedSession(sandbox?: SessionSandbox, daemonOptions: TestDaemonOptions = {}) {
   const daemon = await startDaemon(daemonOptions);
   const workspace = join(daemon.dir, 'ws');
   mkdirSync(workspace);

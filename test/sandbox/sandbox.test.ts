@@ -134,8 +134,8 @@ describe('sandbox: danger-full-access and policy resolution', () => {
     expect(result.sandbox).toEqual({ mode: 'read-only', denied: true, enforcement: 'bwrap' });
   });
 
-  it("runs a request's wider sandboxPolicy under that policy, over the session's", async () => {
-    const { client, workspace } = await sandboxedSession({ mode: 'read-only' });
+  it("runs a request's wider sandboxPolicy under that policy when the session declared it an escalation target", async () => {
+    const { client, workspace } = await sandboxedSession({ mode: 'read-only', escalationTargets: ['workspace-write'] });
     const denied = await client.run({ sessionId: 's1', command: 'touch a.txt' });
     expect(denied.sandbox?.denied).toBe(true);
     const widened = await client.run({
@@ -153,7 +153,10 @@ describe('sandbox: danger-full-access and policy resolution', () => {
 
 describe('sandbox: the daemon stays out of reach', () => {
   it('hides the token and the socket, and keeps the session spill files readable', async () => {
-    const { client, daemon } = await sandboxedSession({ mode: 'workspace-write' });
+    const { client, daemon } = await sandboxedSession({
+      mode: 'workspace-write',
+      escalationTargets: ['danger-full-access'],
+    });
     const token = readFileSync(join(daemon.stateDir, 'token'), 'utf8').trim();
     const tokenRead = await client.run({
       sessionId: 's1',
@@ -262,7 +265,10 @@ describe('sandbox: exit facts', () => {
 
 describe('sandbox: fail closed', () => {
   function daemonWithoutBwrap() {
-    return sandboxedSession({ mode: 'workspace-write' }, { env: { EXECD_BWRAP: '/nonexistent/bwrap' } });
+    return sandboxedSession(
+      { mode: 'workspace-write', escalationTargets: ['danger-full-access'] },
+      { env: { EXECD_BWRAP: '/nonexistent/bwrap' } },
+    );
   }
 
   it('without a working bwrap: only danger-full-access is advertised and a confined run is SANDBOX_UNAVAILABLE, never run', async () => {
