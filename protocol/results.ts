@@ -156,7 +156,7 @@ const results = (): ResultEntry[] => [
     z.object({
       output: z.string(),
       exitCode: z.number().optional(),
-      state: z.enum(['completed', 'waiting_for_input', 'idle', 'timed_out', 'exited']),
+      state: z.enum(['completed', 'waiting_for_input', 'idle', 'timed_out', 'exited', 'not_at_prompt']),
       interrupted: z.boolean().optional(),
       truncated: z.boolean(),
       outputBytes: z.number(),
