@@ -63,7 +63,10 @@ function viewerFor(conn: ClientConnection, terminal: Terminal): TerminalViewer {
   }
   let viewer = mine.get(terminal);
   if (!viewer) {
-    viewer = { notifyOutput: (terminalId, data, offset) => conn.notify(TerminalOutput, { terminalId, data, offset }) };
+    viewer = {
+      notifyOutput: (terminalId, data, offset) => conn.notify(TerminalOutput, { terminalId, data, offset }),
+      flow: conn.outputFlow,
+    };
     mine.set(terminal, viewer);
   }
   return viewer;

@@ -5,6 +5,7 @@
  */
 import { constants } from 'node:os';
 import type { TerminalSnapshot } from '../../protocol/terminal.js';
+import type { OutputFlow } from '../executor/run.js';
 import { completePrefixLength, decodeUtf8 } from '../../spill/utf8.js';
 import { MarkerFilter, setupLine, type MarkerEvent } from './markers.js';
 import { terminalWaits } from './stdin-wait.js';
@@ -35,7 +36,12 @@ const PASTE_OFF = Buffer.from('\x1b[?2004l');
 /** A connection that receives `terminal/output`. */
 export interface TerminalViewer {
   notifyOutput(terminalId: string, data: string, offset: number): void;
+  /** The connection's back-pressure: the backlog of an attach is sent only while it is open. */
+  flow?: OutputFlow;
 }
+
+/** Largest `terminal/output` notification of an attach's backlog (issue 27.21: one of 25 MB dropped the client). */
+export const ATTACH_CHUNK_BYTES = 64 * 1024;
 
 /** What a terminal was opened with. */
 export interface TerminalSetup {
@@ -127,6 +133,8 @@ export class Terminal {
   private readonly markerListeners = new Set<MarkerListener>();
   private readonly exitListeners = new Set<() => void>();
   private readonly viewers = new Set<TerminalViewer>();
+  /** Viewers still being sent their backlog, each with the attach it belongs to. */
+  private readonly catchingUp = new Map<TerminalViewer, object>();
   /** Offset up to which attached viewers have been sent output. */
   private notifiedEnd = 0;
 
@@ -258,26 +266,58 @@ export class Terminal {
     return () => this.markerListeners.delete(listener);
   }
 
-  /** Starts sending `terminal/output` to a viewer from `offset` (default: the end); returns the start offset. */
+  /**
+   * Starts sending `terminal/output` to a viewer from `offset` (default: the end); returns the start
+   * offset. The backlog goes in notifications of at most ATTACH_CHUNK_BYTES, each after the
+   * connection drained the one before; live output follows once the viewer caught up. A viewer that
+   * falls behind the ring while it catches up continues at the ring's oldest byte (the offsets tell).
+   */
   attachViewer(viewer: TerminalViewer, offset: number | undefined): number {
     this.lastActivity = Date.now();
     this.viewers.delete(viewer);
     const from = Math.min(Math.max(offset ?? this.notifiedEnd, this.scrollback.start), this.notifiedEnd);
-    const { bytes } = this.scrollback.rawFrom(from);
-    const backlog = bytes.subarray(0, this.notifiedEnd - from);
-    if (backlog.length > 0) viewer.notifyOutput(this.id, decodeUtf8(backlog), from);
-    this.viewers.add(viewer);
+    const turn = {};
+    this.catchingUp.set(viewer, turn);
+    void this.sendBacklog(viewer, from, turn);
     return from;
   }
 
   /** Stops a viewer's notifications. */
   detachViewer(viewer: TerminalViewer): boolean {
-    return this.viewers.delete(viewer);
+    const catching = this.catchingUp.delete(viewer);
+    return this.viewers.delete(viewer) || catching;
   }
 
   /** Stops every viewer (the terminal is forgotten). */
   dropViewers(): void {
     this.viewers.clear();
+    this.catchingUp.clear();
+  }
+
+  private async sendBacklog(viewer: TerminalViewer, from: number, turn: object): Promise<void> {
+    let at = from;
+    while (this.catchingUp.get(viewer) === turn) {
+      at = Math.max(at, this.scrollback.start);
+      if (at >= this.notifiedEnd) {
+        this.catchingUp.delete(viewer);
+        this.viewers.add(viewer);
+        return;
+      }
+      // One copy of what is left, sent in chunks; output that arrives meanwhile is the next round.
+      const { bytes, offset } = this.scrollback.rawFrom(at);
+      const backlog = bytes.subarray(0, this.notifiedEnd - offset);
+      let sent = 0;
+      while (sent < backlog.length && this.catchingUp.get(viewer) === turn) {
+        const window = backlog.subarray(sent, sent + ATTACH_CHUNK_BYTES);
+        const length = window.length < ATTACH_CHUNK_BYTES ? window.length : completePrefixLength(window) || window.length;
+        viewer.notifyOutput(this.id, decodeUtf8(window.subarray(0, length)), offset + sent);
+        sent += length;
+        const flow = viewer.flow;
+        if (flow?.blocked) await new Promise<void>((resolve) => flow.whenOpen(resolve));
+        else if (sent < backlog.length) await new Promise<void>((resolve) => setImmediate(resolve));
+      }
+      at = offset + sent;
+    }
   }
 
   /**
