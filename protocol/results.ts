@@ -161,6 +161,7 @@ const results = (): ResultEntry[] => [
       truncated: z.boolean(),
       outputBytes: z.number(),
       outputSpillPath: z.string().optional(),
+      saveError: z.string().optional(),
       waitReason: waitReasonSchema(),
       cursor: z.number(),
       terminal: terminalSnapshotSchema(),

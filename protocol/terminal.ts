@@ -83,8 +83,13 @@ export interface TerminalRunResult {
   truncated: boolean;
   /** Total bytes of the command's output (after CRLF → LF). */
   outputBytes: number;
-  /** File holding the whole output when `output` was cut. */
+  /** File holding the whole output when `output` was cut; readable with `output/read` from the same session. */
   outputSpillPath?: string;
+  /**
+   * Set when `output` was cut and the spill file could not be written (a full disk, no descriptors
+   * left): `output could not be saved: ENOSPC: …`. `output` still holds the tail.
+   */
+  saveError?: string;
   /** The readiness tier that ended the wait. */
   waitReason: TerminalWaitReason;
   /** Stream offset just past what this run consumed. */

@@ -20,6 +20,7 @@ import {
 import type { ClientConnection } from '../net/connection.js';
 import { handler, type HandlerContext } from '../net/handler.js';
 import { sessionSpillDir } from '../session-lifecycle.js';
+import { recordReportedOutputs } from '../state/output-files.js';
 import { openTerminal } from '../terminals/open-terminal.js';
 import { runInTerminal } from '../terminals/run.js';
 import { checkInputSize, sendToTerminal } from '../terminals/send.js';
@@ -91,12 +92,15 @@ export const terminalHandlers = [
   handler(TerminalRun, async (params, ctx) => {
     const terminal = await ownedTerminal(params, ctx);
     if (terminal instanceof ExecdError) return terminal;
-    return runInTerminal(terminal, params, {
+    const result = await runInTerminal(terminal, params, {
       config: ctx.daemon.config.get(),
       spillDir: sessionSpillDir(ctx.daemon, params.sessionId),
       token: ctx.token,
       close: (reason) => ctx.daemon.terminals.close(terminal, reason),
     });
+    // The spill file it names may be paged with output/read from this session (issue 27.4).
+    if (!(result instanceof ExecdError)) recordReportedOutputs(ctx.daemon, params.sessionId, [result.outputSpillPath]);
+    return result;
   }),
 
   handler(TerminalRead, async (params, ctx) => {

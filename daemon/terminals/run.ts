@@ -180,6 +180,7 @@ function result(
     truncated: output.truncated,
     outputBytes: output.bytes,
     ...(output.spillPath ? { outputSpillPath: output.spillPath } : {}),
+    ...(output.saveError === undefined ? {} : { saveError: output.saveError }),
     waitReason,
     cursor: terminal.scrollback.end,
     terminal: terminal.snapshot(),
