@@ -456,7 +456,10 @@ export class Terminal {
         (typed >= 0 ? held.subarray(0, typed) : Buffer.alloc(0)).toString('latin1').replaceAll('\x1b[7m', ''),
         'latin1',
       );
-      this.appendOutput(Buffer.concat([kept, Buffer.from(`${hold.display.replace(/\r?\n/g, '\r\n')}\r\n`)]));
+      // Readline leaves paste mode once it took the line; a viewer's terminal follows.
+      const pasteOff = held.indexOf(PASTE_OFF, Math.max(typed, 0)) >= 0 ? PASTE_OFF : Buffer.alloc(0);
+      const shown = Buffer.from(`${hold.display.replace(/\r?\n/g, '\r\n')}\r\n`);
+      this.appendOutput(Buffer.concat([kept, pasteOff, shown]));
     } else for (const bytes of hold.bytes) this.appendOutput(bytes);
   }
 

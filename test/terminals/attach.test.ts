@@ -8,6 +8,21 @@ import { shellFixture } from './terminal-helpers.js';
 const MIB = 1024 * 1024;
 
 describe('attach backlog', () => {
+  test('a person attached sees the command that was asked, not the daemon\'s wrapper line (issue 26.12)', async () => {
+    const { daemon, sessionId, terminalId, run } = await shellFixture();
+    const viewer = await daemon.session(sessionId);
+    const seen: string[] = [];
+    viewer.rpc.onNotification(TerminalOutput, (params) => seen.push(params.data));
+    await viewer.call(TerminalAttach, { sessionId, terminalId });
+    expect(await run('echo "asked $((6 * 7))"')).toMatchObject({ state: 'completed', output: 'asked 42\n' });
+    await waitFor(() => seen.join('').includes('asked 42'), 'the output to reach the viewer');
+    const shown = seen.join('');
+    console.log(`an attached viewer saw: ${JSON.stringify(shown)}`);
+    expect(shown).toContain('echo "asked $((6 * 7))"\r\n');
+    expect(shown).not.toContain('__execd');
+    expect(shown).not.toContain('eval');
+  });
+
   test('a full 4 MiB scrollback of escape-heavy output reaches an attached client in order, in bounded notifications, without dropping it', async () => {
     // Unsent output past 2 MiB would drop the client; the backlog as one notification is far larger.
     const { daemon, client, sessionId, terminalId } = await shellFixture({ config: { maxUnsentBytes: 2 * MIB } });
