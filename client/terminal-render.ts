@@ -211,5 +211,8 @@ export function readinessOf(result: TerminalSendResult, idleMs: number, timeoutM
     case 'prompt':
     case 'stdin_read':
       return { reason: result.waitReason };
+    // Only a terminal/run that typed nothing answers it: the terminal waits for whatever runs there.
+    case 'not_at_prompt':
+      return { reason: 'stdin_read' };
   }
 }

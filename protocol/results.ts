@@ -171,11 +171,12 @@ const results = (): ResultEntry[] => [
     z.object({
       output: z.string(),
       exitCode: z.number().optional(),
-      state: z.enum(['completed', 'waiting_for_input', 'idle', 'timed_out', 'exited']),
+      state: z.enum(['completed', 'waiting_for_input', 'idle', 'timed_out', 'exited', 'not_at_prompt']),
       interrupted: z.boolean().optional(),
       truncated: z.boolean(),
       outputBytes: z.number(),
       outputSpillPath: z.string().optional(),
+      saveError: z.string().optional(),
       waitReason: waitReasonSchema(),
       cursor: z.number(),
       terminal: terminalSnapshotSchema(),

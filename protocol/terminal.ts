@@ -6,11 +6,18 @@ export const TERMINAL_SIGNALS = ['SIGINT', 'SIGQUIT', 'SIGTSTP', 'SIGTERM', 'SIG
 /** A signal `terminal/signal` may deliver. */
 export type TerminalSignalName = (typeof TERMINAL_SIGNALS)[number];
 
-/** What ended a `terminal/send`'s wait, in the order the tiers are checked (SPEC §9.1). */
-export type TerminalWaitReason = 'prompt' | 'stdin_read' | 'inferred_idle' | 'timeout' | 'session_exit';
+/**
+ * What ended a `terminal/send`'s wait, in the order the tiers are checked (SPEC §9.1);
+ * `not_at_prompt` only for a `terminal/run` that typed nothing.
+ */
+export type TerminalWaitReason = 'prompt' | 'stdin_read' | 'inferred_idle' | 'timeout' | 'session_exit' | 'not_at_prompt';
 
-/** How a `terminal/run` ended. */
-export type TerminalRunState = 'completed' | 'waiting_for_input' | 'idle' | 'timed_out' | 'exited';
+/**
+ * How a `terminal/run` ended. `not_at_prompt`: nothing was typed, because the daemon's own shell is
+ * not waiting at its prompt (a program runs or reads the terminal, the shell was replaced by
+ * `exec`, or input is still pending); use `terminal/send` to talk to what is there.
+ */
+export type TerminalRunState = 'completed' | 'waiting_for_input' | 'idle' | 'timed_out' | 'exited' | 'not_at_prompt';
 
 /** The two renderings `terminal/read` offers: the byte stream or the current screen. */
 export type TerminalView = 'stream' | 'screen';
@@ -76,8 +83,13 @@ export interface TerminalRunResult {
   truncated: boolean;
   /** Total bytes of the command's output (after CRLF → LF). */
   outputBytes: number;
-  /** File holding the whole output when `output` was cut. */
+  /** File holding the whole output when `output` was cut; readable with `output/read` from the same session. */
   outputSpillPath?: string;
+  /**
+   * Set when `output` was cut and the spill file could not be written (a full disk, no descriptors
+   * left): `output could not be saved: ENOSPC: …`. `output` still holds the tail.
+   */
+  saveError?: string;
   /** The readiness tier that ended the wait. */
   waitReason: TerminalWaitReason;
   /** Stream offset just past what this run consumed. */

@@ -1,6 +1,6 @@
 /** `execd term send TERMINAL TEXT`: type into a terminal and wait until its program is ready again. */
 import { ConfigGet, TerminalSend } from '../../protocol/methods.js';
-import { readinessLine, readinessOf } from '../terminal-render.js';
+import { plainTerminalText, readinessLine, readinessOf } from '../terminal-render.js';
 import { commandHelp, parseMs, type CommandRunner } from './args.js';
 import { usageError } from './errors.js';
 import { EXIT_TIMEOUT } from './exit-codes.js';
@@ -15,7 +15,8 @@ export const TERM_SEND_HELP = commandHelp({
   usage: 'term send TERMINAL TEXT [--no-submit] [--timeout MS] [--session ID] [--json]',
   about: `Types TEXT into TERMINAL, then Enter (unless --no-submit), and waits until its program is
 ready for more: back at the prompt, reading from the terminal, silent for 3 s, or the timeout.
-Prints what the terminal printed meanwhile on stdout and the readiness line on stderr, e.g.
+Prints what the terminal printed meanwhile on stdout as plain text (escape sequences removed;
+--json keeps them) and the readiness line on stderr, e.g.
 [ready: prompt]. Exits 0, or 124 when the wait timed out.`,
   options: [
     SESSION_HELP,
@@ -57,9 +58,11 @@ export const termSendCommand: CommandRunner = async (argv, globals) => {
   if (flags.json) {
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
   } else {
-    process.stdout.write(result.output);
+    // Clean text, as the library's tools show it: no prompt's bracketed-paste toggles or colours.
+    const output = plainTerminalText(result.output);
+    process.stdout.write(output);
     const line = readinessLine(readinessOf(result, IDLE_MS, effectiveTimeoutMs));
-    process.stderr.write(`${result.output.length > 0 && !result.output.endsWith('\n') ? '\n' : ''}${line}\n`);
+    process.stderr.write(`${output.length > 0 && !output.endsWith('\n') ? '\n' : ''}${line}\n`);
   }
   return result.waitReason === 'timeout' ? EXIT_TIMEOUT : 0;
 };

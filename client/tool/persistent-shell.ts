@@ -118,6 +118,9 @@ export function createPersistentShellTool(options: PersistentShellOptions): Pers
       { signal },
     );
     throwIfAborted(signal);
+    // The shell is not at its prompt (a program runs there, or it was replaced by `exec`): the
+    // command is typed into what is there, as while a command still runs.
+    if (result.state === 'not_at_prompt') return typeInto({ terminalId, cursor: result.cursor }, args, signal);
     const outcome = await runOutcome(result, args.timeoutMs);
     state = nextState(terminalId, outcome, result.cursor);
     const text = renderPersistentResult({
@@ -143,6 +146,9 @@ export function createPersistentShellTool(options: PersistentShellOptions): Pers
       }
       case 'exited':
         return exitedOutcome(result.terminal);
+      // runCommand types into the program instead (see there).
+      case 'not_at_prompt':
+        return { state: 'waiting_for_input' };
     }
   }
 
@@ -177,6 +183,7 @@ export function createPersistentShellTool(options: PersistentShellOptions): Pers
         outcome = { state: 'completed', exitCode: null };
         break;
       case 'stdin_read':
+      case 'not_at_prompt':
         outcome = { state: 'waiting_for_input' };
         break;
       case 'inferred_idle':

@@ -21,6 +21,7 @@ import type { ClientConnection } from '../net/connection.js';
 import { requireAdmin } from '../admin.js';
 import { handler, type HandlerContext } from '../net/handler.js';
 import { sessionSpillDir } from '../session-lifecycle.js';
+import { recordReportedOutputs } from '../state/output-files.js';
 import { openTerminal } from '../terminals/open-terminal.js';
 import { runInTerminal } from '../terminals/run.js';
 import { checkInputSize, sendToTerminal } from '../terminals/send.js';
@@ -64,7 +65,10 @@ function viewerFor(conn: ClientConnection, terminal: Terminal): TerminalViewer {
   }
   let viewer = mine.get(terminal);
   if (!viewer) {
-    viewer = { notifyOutput: (terminalId, data, offset) => conn.notify(TerminalOutput, { terminalId, data, offset }) };
+    viewer = {
+      notifyOutput: (terminalId, data, offset) => conn.notify(TerminalOutput, { terminalId, data, offset }),
+      flow: conn.outputFlow,
+    };
     mine.set(terminal, viewer);
   }
   return viewer;
@@ -89,12 +93,15 @@ export const terminalHandlers = [
   handler(TerminalRun, async (params, ctx) => {
     const terminal = await ownedTerminal(params, ctx);
     if (terminal instanceof ExecdError) return terminal;
-    return runInTerminal(terminal, params, {
+    const result = await runInTerminal(terminal, params, {
       config: ctx.daemon.config.get(),
       spillDir: sessionSpillDir(ctx.daemon, params.sessionId),
       token: ctx.token,
       close: (reason) => ctx.daemon.terminals.close(terminal, reason),
     });
+    // The spill file it names may be paged with output/read from this session (issue 27.4).
+    if (!(result instanceof ExecdError)) recordReportedOutputs(ctx.daemon, params.sessionId, [result.outputSpillPath]);
+    return result;
   }),
 
   handler(TerminalRead, async (params, ctx) => {

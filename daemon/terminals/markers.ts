@@ -32,18 +32,43 @@ function markerPrintf(secret: string, kind: 's' | 'e', args: string): string {
   return `printf '\\033]133;execd=${secret};${kind};%s${kind === 'e' ? ';%s' : ''}\\007' ${args}`;
 }
 
+/** Payload of the boot marker: the shell waits, echo off, for the line that sets up its prompt. */
+const BOOT_PAYLOAD = 'execd-boot';
+
 /**
- * The `PROMPT_COMMAND` of a daemon terminal: prints `OSC 133 ; D ; <status> ; execd=<secret> BEL`,
- * (re)defines the two marker functions the short run line calls, and un-exports itself, so the
- * commands the shell runs do not inherit it.
+ * The `PROMPT_COMMAND` a daemon shell starts with; it holds no secret, because a program can read
+ * the environment its shell started with (`/proc/$PPID/environ`, issue 27.2). At the first prompt
+ * it un-exports itself, turns echo off, prints the boot marker and reads one line: the daemon
+ * answers it with `setupLine`, which defines the real prompt command. Nothing of that line is
+ * echoed, kept in history or exported.
+ */
+export function bootPromptCommand(): string {
+  return (
+    'export -n PROMPT_COMMAND; stty -echo 2>/dev/null; ' +
+    `printf '\\033]133;${BOOT_PAYLOAD}\\007'; ` +
+    'IFS= read -rs -t 10 __execd_boot; stty echo 2>/dev/null; eval "$__execd_boot"; unset __execd_boot'
+  );
+}
+
+/**
+ * The real `PROMPT_COMMAND` of a daemon terminal, set by `setupLine`: prints
+ * `OSC 133 ; D ; <status> ; execd=<secret> BEL`, (re)defines the two marker functions the run line
+ * calls, keeps itself un-exported and keeps lines that start with a space out of the history (the
+ * run line does), so a user's change of either cannot leak the secret or the run's nonce.
  */
 export function promptCommand(secret: string): string {
   return (
     `printf '\\033]133;D;%s;execd=${secret}\\007' "$?"; ` +
     `${START_FUNCTION}() { ${markerPrintf(secret, 's', '"$1"')}; }; ` +
     `${END_FUNCTION}() { ${markerPrintf(secret, 'e', '"$1" "$2"')}; }; ` +
-    'export -n PROMPT_COMMAND'
+    'export -n PROMPT_COMMAND; ' +
+    'case ":$HISTCONTROL:" in *:ignorespace:*|*:ignoreboth:*) ;; *) HISTCONTROL="ignorespace${HISTCONTROL:+:$HISTCONTROL}" ;; esac'
   );
+}
+
+/** The line the daemon types at the boot marker: the real prompt command, then its first run. */
+export function setupLine(secret: string): string {
+  return `PROMPT_COMMAND=${ansiCQuote(promptCommand(secret))}; eval "$PROMPT_COMMAND"\n`;
 }
 
 /** Bash `$'…'` quoting of any text as one line (newlines and controls escaped; `!` is safe in it). */
@@ -61,36 +86,27 @@ export function ansiCQuote(text: string): string {
 
 /**
  * The line typed for a `terminal/run`: the start marker, the command evaluated in the shell itself
- * (so `cd` and `export` persist), the end marker with its exit status. Ends with a carriage return;
- * sent as a bracketed paste when the shell's readline has paste mode on.
- *
- * `short`: the daemon's own shell is at its prompt, so the marker functions its prompt command
- * defined exist, and the markers are calls of them. Readline reads and echoes a line byte by byte:
- * the short line (63 bytes instead of 148 for `true`) made a run of `true` ~0.3 ms faster here.
- * Otherwise (a nested shell, a replaced `PROMPT_COMMAND`) the markers are spelled out as `printf`s.
+ * (so `cd` and `export` persist), the end marker with its exit status. Typed only while the
+ * daemon's own shell is at its prompt (see run.ts), so the marker functions its prompt command
+ * defined exist and the line carries the nonce but never the secret. The leading space keeps it out
+ * of the history. Ends with a carriage return; sent as a bracketed paste when the shell's readline
+ * has paste mode on (readline then inserts the line at once instead of key by key).
  */
-export function runLine(
-  secret: string,
-  nonce: string,
-  command: string,
-  options: { bracketedPaste: boolean; short: boolean },
-): string {
-  const [start, end] = options.short
-    ? [`${START_FUNCTION} ${nonce}`, `${END_FUNCTION} ${nonce} $?`]
-    : [markerPrintf(secret, 's', nonce), markerPrintf(secret, 'e', `${nonce} "$?"`)];
-  const line = `${start}; eval ${ansiCQuote(command)}; ${end}`;
-  // Pasted, readline inserts the line at once instead of handling it key by key (~0.4 ms less here).
+export function runLine(nonce: string, command: string, options: { bracketedPaste: boolean }): string {
+  const line = ` ${START_FUNCTION} ${nonce}; eval ${ansiCQuote(command)}; ${END_FUNCTION} ${nonce} $?`;
   return options.bracketedPaste ? `\x1b[200~${line}\x1b[201~\r` : `${line}\r`;
 }
 
 /** A private sequence found in the output. */
 export type MarkerEvent =
+  | { kind: 'boot' }
   | { kind: 'prompt'; status: number }
   | { kind: 'start'; nonce: string }
   | { kind: 'end'; nonce: string; status: number };
 
 /** Parses the payload between `ESC ] 133 ;` and BEL; undefined when it is not this terminal's. */
 export function parseMarker(payload: string, secret: string): MarkerEvent | undefined {
+  if (payload === BOOT_PAYLOAD) return { kind: 'boot' };
   const tag = `execd=${secret}`;
   const parts = payload.split(';');
   if (parts[0] === 'D' && parts.length === 3 && parts[2] === tag) return { kind: 'prompt', status: Number(parts[1]) };

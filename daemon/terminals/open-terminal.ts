@@ -15,7 +15,7 @@ import { confineSpec } from '../handlers/shell.js';
 import { resolveSpec } from '../resolve.js';
 import { checkRequestedPolicy } from '../sandbox/escalation.js';
 import type { Session } from '../sessions.js';
-import { newSecret, promptCommand } from './markers.js';
+import { bootPromptCommand, newSecret } from './markers.js';
 import { loadPty } from './pty.js';
 import { waitReady } from './readiness.js';
 import { boundedTail } from './output.js';
@@ -92,7 +92,8 @@ export async function openTerminal(
   if (secret !== undefined) {
     // No history file of the agent's commands in the user's home, unless asked for.
     env.HISTFILE = params.env?.HISTFILE ?? '';
-    env.PROMPT_COMMAND = promptCommand(secret);
+    // The secret is typed at the first prompt, never put in the environment (see bootPromptCommand).
+    env.PROMPT_COMMAND = bootPromptCommand();
   }
   if (!findProgram(argv[0]!, env.PATH, spec.workdir)) {
     return new ExecdError(

@@ -64,9 +64,11 @@ export function waitReady(terminal: Terminal, options: WaitOptions): Promise<Wai
     }
 
     cleanups.push(
-      terminal.onMarker((marker) => {
+      terminal.onMarker((marker, _offset, fromShell) => {
+        // Only a marker the shell printed while it owned the foreground ends a wait.
+        if (!fromShell) return;
         if (options.markerEnds?.(marker)) finish({ reason: 'marker', marker });
-        else if (marker.kind === 'prompt' && (options.promptEnds?.(marker) ?? true) && terminal.shellOwnsForeground())
+        else if (marker.kind === 'prompt' && (options.promptEnds?.(marker) ?? true))
           finish({ reason: 'prompt', status: marker.status });
       }),
     );

@@ -29,14 +29,22 @@ export class RunCapture {
   }
 
   /** Ends the capture; returns the bounded text and the spill file's path when the output was cut. */
-  finish(): { text: string; truncated: boolean; bytes: number; spillPath?: string } {
+  finish(): { text: string; truncated: boolean; bytes: number; spillPath?: string; saveError?: string } {
     this.add(this.crlf.end());
     this.spill?.close();
     const held = this.tail.contents();
     const truncated = this.total > this.maxBytes;
     const text = decodeUtf8(truncated ? held.subarray(leadingContinuationBytes(held)) : held);
     const spillPath = truncated ? this.spill?.livePath : undefined;
-    return { text, truncated, bytes: this.total, ...(spillPath ? { spillPath } : {}) };
+    // A spill that could not be written (a full disk) is said, not dropped (issue 27.22).
+    const saveError = truncated ? this.spill?.failure : undefined;
+    return {
+      text,
+      truncated,
+      bytes: this.total,
+      ...(spillPath ? { spillPath } : {}),
+      ...(saveError === undefined ? {} : { saveError }),
+    };
   }
 
   private add(bytes: Buffer): void {

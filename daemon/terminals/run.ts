@@ -59,8 +59,12 @@ export async function runInTerminal(
   });
   // The prompt marker after the end marker often comes in the same read: noted here, not waited for.
   let promptAfterEnd = false;
-  const stopMarkers = terminal.onMarker((marker) => {
+  const stopMarkers = terminal.onMarker((marker, _offset, fromShell) => {
+    // The command takes the foreground right after the start marker, so that one is taken as it
+    // comes. An end or prompt marker seen while a program owned the foreground is not the shell's:
+    // it ends nothing and the output after it is still the command's (issue 27.2).
     if (marker.kind === 'start' && marker.nonce === nonce) started = true;
+    else if (!fromShell) return;
     else if (ended && marker.kind === 'prompt') promptAfterEnd = true;
     else if (started && (marker.kind === 'prompt' || (marker.kind === 'end' && marker.nonce === nonce))) ended = true;
   });
@@ -71,10 +75,11 @@ export async function runInTerminal(
   const promptAfterStart = () => started;
   try {
     if (!terminal.running) return result(terminal, capture, 'exited', undefined, 'session_exit');
-    const line = runLine(terminal.setup.secret!, nonce, request.command, {
-      bracketedPaste: terminal.bracketedPaste,
-      short: terminal.atOwnPrompt,
-    });
+    // A run line typed into anything but the daemon's own shell at its prompt would be read by that
+    // program, nonce and all (issue 27.12), or run as another command by another shell (27.13).
+    if (!atOwnPrompt(terminal)) return result(terminal, capture, 'not_at_prompt', undefined, 'not_at_prompt');
+    const line = runLine(nonce, request.command, { bracketedPaste: terminal.bracketedPaste });
+    terminal.holdEcho(nonce, request.command);
     const before = waitsBefore(terminal, line);
     const timeoutMs = effectiveTimeout(request.timeoutMs, config);
     const deadline = Date.now() + timeoutMs;
@@ -95,6 +100,8 @@ export async function runInTerminal(
       return result(terminal, capture, 'completed', status, 'prompt');
     }
     switch (end.reason) {
+      // Never the end of a wait: only a run that typed nothing answers it.
+      case 'not_at_prompt':
       case 'stdin_read':
         return result(terminal, capture, 'waiting_for_input', undefined, 'stdin_read');
       case 'inferred_idle':
@@ -129,10 +136,21 @@ export async function runInTerminal(
       }
     }
   } finally {
+    terminal.releaseEcho(false);
     stopOutput();
     stopMarkers();
     terminal.busy = false;
   }
+}
+
+/**
+ * True when the daemon's own shell waits at its prompt: its prompt marker came after the last input,
+ * it owns the terminal's foreground, no input waits to be read, and it is still the program it was
+ * at its first prompt (not replaced by `exec sh`).
+ */
+function atOwnPrompt(terminal: Terminal): boolean {
+  if (!terminal.atOwnPrompt || terminal.inputPending > 0 || terminal.shellPgid === undefined) return false;
+  return terminal.foregroundPgid() === terminal.shellPgid;
 }
 
 /** The exit status when the wait ended with the run's end marker or a prompt after its start. */
@@ -162,6 +180,7 @@ function result(
     truncated: output.truncated,
     outputBytes: output.bytes,
     ...(output.spillPath ? { outputSpillPath: output.spillPath } : {}),
+    ...(output.saveError === undefined ? {} : { saveError: output.saveError }),
     waitReason,
     cursor: terminal.scrollback.end,
     terminal: terminal.snapshot(),

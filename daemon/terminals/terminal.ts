@@ -5,14 +5,24 @@
  */
 import { constants } from 'node:os';
 import type { TerminalSnapshot } from '../../protocol/terminal.js';
+import type { OutputFlow } from '../executor/run.js';
 import { completePrefixLength, decodeUtf8 } from '../../spill/utf8.js';
-import { MarkerFilter, type MarkerEvent } from './markers.js';
+import { MarkerFilter, setupLine, type MarkerEvent } from './markers.js';
+import { terminalWaits } from './stdin-wait.js';
+import { HAS_PROC } from '../../shared/proc.js';
 import { InputQueue } from './input-queue.js';
 import { nonBlockingMaster, type Pty } from './pty.js';
 import { SCREEN_BACKLOG_BYTES } from './screen.js';
 import { RemoteScreen } from './screen-host.js';
 import { Scrollback } from './scrollback.js';
 import { readTtyStat } from './tty-proc.js';
+
+/** Most output held back as the echo of a run line; past it the hold ends and the bytes are output as they are. */
+const ECHO_HOLD_BYTES = 256 * 1024;
+/** Longest wait at the boot marker for the shell to read its setup line. */
+const BOOT_READ_WAIT_MS = 2_000;
+/** How the echo of a run line starts (the leading space, then the start function). */
+const RUN_LINE_START = Buffer.from(' __execd_s ');
 
 /** Longest a screen read waits for the emulator to catch up before answering the screen as it is. */
 const SCREEN_READ_WAIT_MS = 1_000;
@@ -26,7 +36,12 @@ const PASTE_OFF = Buffer.from('\x1b[?2004l');
 /** A connection that receives `terminal/output`. */
 export interface TerminalViewer {
   notifyOutput(terminalId: string, data: string, offset: number): void;
+  /** The connection's back-pressure: the backlog of an attach is sent only while it is open. */
+  flow?: OutputFlow;
 }
+
+/** Largest `terminal/output` notification of an attach's backlog (issue 27.21: one of 25 MB dropped the client). */
+export const ATTACH_CHUNK_BYTES = 64 * 1024;
 
 /** What a terminal was opened with. */
 export interface TerminalSetup {
@@ -51,7 +66,12 @@ export interface TerminalExit {
 }
 
 type OutputListener = (bytes: Buffer, offset: number) => void;
-type MarkerListener = (marker: MarkerEvent, offset: number) => void;
+/**
+ * Gets each private marker with the stream offset it stood at and whether the shell owned the
+ * terminal's foreground when it was seen: a marker printed by a program in the foreground (one
+ * that learned the secret somehow) never ends a wait.
+ */
+type MarkerListener = (marker: MarkerEvent, offset: number, fromShell: boolean) => void;
 
 /** Name of a signal number (`SIGKILL` for 9), or null. */
 function signalName(signal: number | undefined): string | null {
@@ -93,6 +113,10 @@ export class Terminal {
    * the shell. A send waits for it first, so that prompt cannot end the send (see send.ts).
    */
   promptDueUntil = 0;
+  /** True once the boot marker was answered (it is answered once). */
+  private booted = false;
+  /** Output held back while a run line is echoed (see `holdEcho`). */
+  private echoHold: { nonce: string; display: string; bytes: Buffer[]; length: number } | undefined;
   /** The shell's own process group, learned at its first prompt. */
   shellPgid: number | undefined;
   /** Device number of the PTY slave (the program's `tty_nr`). */
@@ -109,6 +133,8 @@ export class Terminal {
   private readonly markerListeners = new Set<MarkerListener>();
   private readonly exitListeners = new Set<() => void>();
   private readonly viewers = new Set<TerminalViewer>();
+  /** Viewers still being sent their backlog, each with the attach it belongs to. */
+  private readonly catchingUp = new Map<TerminalViewer, object>();
   /** Offset up to which attached viewers have been sent output. */
   private notifiedEnd = 0;
 
@@ -151,6 +177,7 @@ export class Terminal {
     const held = this.filter?.flush();
     if (held && held.length > 0) this.emitBytes(held);
     clearTimeout(this.holdTimer);
+    this.releaseEcho(false);
     this.input?.close();
     this.exit = exit;
     this.exitedAt = new Date();
@@ -239,26 +266,58 @@ export class Terminal {
     return () => this.markerListeners.delete(listener);
   }
 
-  /** Starts sending `terminal/output` to a viewer from `offset` (default: the end); returns the start offset. */
+  /**
+   * Starts sending `terminal/output` to a viewer from `offset` (default: the end); returns the start
+   * offset. The backlog goes in notifications of at most ATTACH_CHUNK_BYTES, each after the
+   * connection drained the one before; live output follows once the viewer caught up. A viewer that
+   * falls behind the ring while it catches up continues at the ring's oldest byte (the offsets tell).
+   */
   attachViewer(viewer: TerminalViewer, offset: number | undefined): number {
     this.lastActivity = Date.now();
     this.viewers.delete(viewer);
     const from = Math.min(Math.max(offset ?? this.notifiedEnd, this.scrollback.start), this.notifiedEnd);
-    const { bytes } = this.scrollback.rawFrom(from);
-    const backlog = bytes.subarray(0, this.notifiedEnd - from);
-    if (backlog.length > 0) viewer.notifyOutput(this.id, decodeUtf8(backlog), from);
-    this.viewers.add(viewer);
+    const turn = {};
+    this.catchingUp.set(viewer, turn);
+    void this.sendBacklog(viewer, from, turn);
     return from;
   }
 
   /** Stops a viewer's notifications. */
   detachViewer(viewer: TerminalViewer): boolean {
-    return this.viewers.delete(viewer);
+    const catching = this.catchingUp.delete(viewer);
+    return this.viewers.delete(viewer) || catching;
   }
 
   /** Stops every viewer (the terminal is forgotten). */
   dropViewers(): void {
     this.viewers.clear();
+    this.catchingUp.clear();
+  }
+
+  private async sendBacklog(viewer: TerminalViewer, from: number, turn: object): Promise<void> {
+    let at = from;
+    while (this.catchingUp.get(viewer) === turn) {
+      at = Math.max(at, this.scrollback.start);
+      if (at >= this.notifiedEnd) {
+        this.catchingUp.delete(viewer);
+        this.viewers.add(viewer);
+        return;
+      }
+      // One copy of what is left, sent in chunks; output that arrives meanwhile is the next round.
+      const { bytes, offset } = this.scrollback.rawFrom(at);
+      const backlog = bytes.subarray(0, this.notifiedEnd - offset);
+      let sent = 0;
+      while (sent < backlog.length && this.catchingUp.get(viewer) === turn) {
+        const window = backlog.subarray(sent, sent + ATTACH_CHUNK_BYTES);
+        const length = window.length < ATTACH_CHUNK_BYTES ? window.length : completePrefixLength(window) || window.length;
+        viewer.notifyOutput(this.id, decodeUtf8(window.subarray(0, length)), offset + sent);
+        sent += length;
+        const flow = viewer.flow;
+        if (flow?.blocked) await new Promise<void>((resolve) => flow.whenOpen(resolve));
+        else if (sent < backlog.length) await new Promise<void>((resolve) => setImmediate(resolve));
+      }
+      at = offset + sent;
+    }
   }
 
   /**
@@ -341,17 +400,91 @@ export class Terminal {
   }
 
   private emitMarker(marker: MarkerEvent): void {
-    if (marker.kind === 'prompt') {
+    if (marker.kind === 'boot') {
+      if (!this.booted) {
+        this.booted = true;
+        void this.answerBoot();
+      }
+      return;
+    }
+    const fromShell = this.shellOwnsForeground();
+    if (marker.kind === 'start' && this.echoHold?.nonce === marker.nonce) this.releaseEcho(true);
+    if (marker.kind === 'prompt' && fromShell) {
       this.atOwnPrompt = true;
       this.promptDueUntil = 0;
       if (this.shellPgid === undefined) this.shellPgid = this.foregroundPgid();
     }
     const offset = this.scrollback.end;
-    for (const listener of [...this.markerListeners]) listener(marker, offset);
+    for (const listener of [...this.markerListeners]) listener(marker, offset, fromShell);
   }
 
-  private emitBytes(bytes: Buffer): void {
-    if (bytes.length === 0) return;
+  private emitBytes(raw: Buffer): void {
+    if (raw.length === 0) return;
+    const bytes = this.redact(raw);
+    if (this.echoHold) {
+      // The echo of a run line is replaced by the command once its start marker arrives.
+      this.echoHold.bytes.push(bytes);
+      this.echoHold.length += bytes.length;
+      if (this.echoHold.length <= ECHO_HOLD_BYTES) return;
+      this.releaseEcho(false);
+      return;
+    }
+    this.appendOutput(bytes);
+  }
+
+  /**
+   * Holds the terminal's output back from the stream until the start marker of run `nonce`: what
+   * comes before it is the shell echoing the run line, which the stream shows as `display` (the
+   * command that was asked, issue 26.12) instead of the daemon's wrapper with its nonce.
+   */
+  holdEcho(nonce: string, display: string): void {
+    this.releaseEcho(false);
+    this.echoHold = { nonce, display, bytes: [], length: 0 };
+  }
+
+  /** Ends an echo hold: with `replace`, the held echo becomes the display text; else it is released as it was. */
+  releaseEcho(replace: boolean): void {
+    const hold = this.echoHold;
+    if (!hold) return;
+    this.echoHold = undefined;
+    if (replace) {
+      // The prompt stays on its line; the echo after it becomes the command as typed.
+      const held = Buffer.concat(hold.bytes);
+      const typed = held.indexOf(RUN_LINE_START);
+      // Readline shows a pasted line in reverse video; the command is shown plain.
+      const kept = Buffer.from(
+        (typed >= 0 ? held.subarray(0, typed) : Buffer.alloc(0)).toString('latin1').replaceAll('\x1b[7m', ''),
+        'latin1',
+      );
+      // Readline leaves paste mode once it took the line; a viewer's terminal follows.
+      const pasteOff = held.indexOf(PASTE_OFF, Math.max(typed, 0)) >= 0 ? PASTE_OFF : Buffer.alloc(0);
+      const shown = Buffer.from(`${hold.display.replace(/\r?\n/g, '\r\n')}\r\n`);
+      this.appendOutput(Buffer.concat([kept, pasteOff, shown]));
+    } else for (const bytes of hold.bytes) this.appendOutput(bytes);
+  }
+
+  /** The terminal's secret never reaches a client, even if a shell echoed it (issue 27.22). */
+  private redact(bytes: Buffer): Buffer {
+    const secret = this.setup.secret;
+    if (secret === undefined || bytes.indexOf(secret, 0, 'latin1') < 0) return bytes;
+    return Buffer.from(bytes.toString('latin1').replaceAll(secret, '*'.repeat(secret.length)), 'latin1');
+  }
+
+  /** Types the setup line once the shell reads it with echo off (see `bootPromptCommand`). */
+  private async answerBoot(): Promise<void> {
+    const secret = this.setup.secret;
+    if (secret === undefined) return;
+    const slave = this.slaveDevice();
+    // The shell turns echo off before it prints the boot marker; where stty is missing, `read -s`
+    // turns it off only once it reads: wait for that read before typing the secret.
+    for (let waited = 0; HAS_PROC && slave !== undefined && waited < BOOT_READ_WAIT_MS; waited += 5) {
+      if (terminalWaits(this.pid, slave).some((wait) => wait.tid === this.pid)) break;
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    this.write(setupLine(secret));
+  }
+
+  private appendOutput(bytes: Buffer): void {
     const offset = this.scrollback.end;
     const on = bytes.lastIndexOf(PASTE_ON);
     const off = bytes.lastIndexOf(PASTE_OFF);

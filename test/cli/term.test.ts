@@ -36,6 +36,8 @@ describe('execd term and execd attach', { timeout: 120_000 }, () => {
 
     const sent = await ok(world, ['term', 'send', id, 'cd /tmp && echo "at $PWD"']);
     expect(sent.stdout).toContain('at /tmp');
+    // Plain text, as the library's tools show it: no raw ESC[?2004l of the prompt (issue 26.12).
+    expect(sent.stdout).not.toContain('\x1b');
     expect(sent.stderr.trim().split('\n').at(-1)).toBe('[ready: prompt]');
 
     const asked = await ok(world, ['term', 'send', id, 'read -p "value? " v']);

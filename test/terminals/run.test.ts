@@ -19,33 +19,29 @@ describe('terminal/run', () => {
     expect(heredoc).toMatchObject({ state: 'completed', exitCode: 0, output: 'line one\nline two\n' });
   });
 
-  test('false gives exit code 1; output with an old end marker or raw OSC 133 does not end a run early', async () => {
+  test('false gives exit code 1; the stream shows the command, not the wrapper; a raw OSC 133 does not end a run early', async () => {
     const { run, client, sessionId, terminalId } = await shellFixture();
     expect(await run('false')).toMatchObject({ state: 'completed', exitCode: 1, output: '' });
-    // The stream shows the typed line of the last run with its nonce; the shell's own marker
-    // function prints that old end marker, secret and all.
     const typed = (await client.call(TerminalRead, { sessionId, terminalId, offset: 0 })).text;
-    const oldNonce = /__execd_e ([0-9a-f]+) \$\?/.exec(typed)?.[1];
-    expect(oldNonce).toBeDefined();
-    const replay = `__execd_e ${oldNonce} 7; printf '\\033]133;D;0\\007'; sleep 0.3; echo after`;
-    const result = await run(replay);
+    expect(typed).toContain('false\n');
+    expect(typed).not.toContain('__execd');
+    const result = await run(`printf '\\033]133;D;0\\007'; sleep 0.3; echo after`);
     expect(result).toMatchObject({ state: 'completed', exitCode: 0 });
     expect(result.output.endsWith('after\n')).toBe(true);
     // The raw OSC 133 a program prints is its own output and passes through.
     expect(result.output).toContain('\x1b]133;D;0\x07');
   });
 
-  test('after exec bash, a shell without the marker functions, runs still complete with their status', async () => {
-    const { run } = await shellFixture();
-    // The new bash has neither the daemon's prompt command nor its functions: the run waits for input.
+  test("after exec bash the shell is not the daemon's own: a run types nothing and says not_at_prompt", async () => {
+    const { run, client, sessionId, terminalId } = await shellFixture();
+    // The new bash has neither the daemon's prompt command nor its functions.
     expect(await run('exec bash --noprofile --norc -i')).toMatchObject({ state: 'waiting_for_input' });
-    // The next runs spell the markers out and complete with their status.
-    expect(await run('echo "in $0"; (exit 4)')).toMatchObject({ state: 'completed', exitCode: 4, output: 'in bash\n' });
-    expect(await run('type __execd_s >/dev/null 2>&1 || echo none')).toMatchObject({
-      state: 'completed',
-      exitCode: 0,
-      output: 'none\n',
-    });
+    const refused = await run('echo typed-into-the-new-shell');
+    expect(refused).toMatchObject({ state: 'not_at_prompt', waitReason: 'not_at_prompt', output: '' });
+    const stream = (await client.call(TerminalRead, { sessionId, terminalId, offset: 0 })).text;
+    expect(stream).not.toContain('typed-into-the-new-shell');
+    // The secret is never typed, so never echoed (issue 27.22).
+    expect(stream).not.toMatch(/execd=[0-9a-f]{16}/);
   });
 
   test('exit 3 reports exited with the code; the terminal is listed exited', async () => {
