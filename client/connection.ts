@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { connect as netConnect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import type { Disposable, MessageConnection, NotificationType } from 'vscode-jsonrpc/node.js';
-import { errorNameOf, type ErrorName } from '../protocol/errors.js';
+import { errorNameOf, type ErrorData, type ErrorName } from '../protocol/errors.js';
 import { CancellationTokenSource, ErrorCodes as RpcErrorCodes, ResponseError } from '../protocol/jsonrpc.js';
 import {
   ConfigGet,
@@ -20,6 +20,7 @@ import {
 } from '../protocol/methods.js';
 import type { InitializeResult, JobExitedParams, OutputProgress, ShellRunResult } from '../protocol/types.js';
 import { createDrainingConnection } from './draining-connection.js';
+import { FsClient } from './fs.js';
 import { resolveEndpoint, type Endpoint } from './endpoint.js';
 import { assertKeepAliveMs, keepAlive } from './keep-alive.js';
 import {
@@ -57,6 +58,8 @@ export class ExecdRpcError extends Error {
     readonly code: number,
     readonly errorName: ErrorName | 'INVALID_PARAMS' | 'RPC_ERROR',
     message: string,
+    /** The error's `data` (e.g. `FS_CONFLICT`'s current `version`). */
+    readonly data?: ErrorData,
   ) {
     super(message);
     this.name = 'ExecdRpcError';
@@ -74,7 +77,7 @@ function toClientError(error: unknown, socket?: Socket): Error {
     return new ExecdConnectError(`the connection to the daemon was lost before it answered${why ? `: ${why}` : ''}`);
   }
   if (error instanceof ResponseError) {
-    return new ExecdRpcError(error.code, errorNameOf(error.code) ?? 'RPC_ERROR', error.message);
+    return new ExecdRpcError(error.code, errorNameOf(error.code) ?? 'RPC_ERROR', error.message, error.data as ErrorData | undefined);
   }
   return error instanceof Error ? new ExecdConnectError(error.message) : new ExecdConnectError(String(error));
 }
@@ -107,6 +110,9 @@ export class ExecdClient {
   ) {
     rpc.onClose(() => (this.closed = true));
   }
+
+  /** The file methods (SPEC §13) and chunked `upload`/`download`. */
+  readonly fs: FsClient = new FsClient(this);
 
   /** Calls a declared method; rejects with `ExecdRpcError` when the daemon answers an error. */
   async call<D extends AnyRequestDecl>(decl: D, params: ParamsOf<D>, options: CallOptions = {}): Promise<ResultOf<D>> {

@@ -64,6 +64,10 @@ const configFields = (z: Zod) => ({
   terminalScrollbackBytes: positiveInt(),
   /** A terminal with no send, write or attach for this long and no foreground command is closed. */
   terminalIdleCloseMs: positive().max(MAX_TIMER_MS, { error: `must be at most ${MAX_TIMER_MS}` }),
+  /** `fs/watch` watches alive at once per session. */
+  maxWatchesPerSession: positiveInt(),
+  /** Uploads and downloads (`fs/upload/*`, `fs/download/*`) open at once, across all connections. */
+  maxFsTransfers: positiveInt(),
 });
 
 /** The schema of a complete configuration: every field present (but `cwd`); built on first use. */
@@ -110,6 +114,8 @@ export const DEFAULT_CONFIG: Config = Object.freeze({
   maxTerminals: 64,
   terminalScrollbackBytes: 4 * 1024 * 1024,
   terminalIdleCloseMs: 3_600_000,
+  maxWatchesPerSession: 32,
+  maxFsTransfers: 16,
 });
 
 /** `base` with `patch` applied: later wins, and a `null` (an optional field such as `cwd`) removes the field. */

@@ -2,6 +2,7 @@
 import type { HandlerEntry } from '../net/handler.js';
 import { configHandlers } from './config.js';
 import { daemonHandlers } from './daemon.js';
+import { fsHandlers } from './fs.js';
 import { initializeHandlers } from './initialize.js';
 import { renderHandlers } from './render.js';
 import { jobHandlers } from './job.js';
@@ -18,6 +19,7 @@ export const HANDLERS: readonly HandlerEntry[] = [
   ...terminalHandlers,
   ...jobHandlers,
   ...outputHandlers,
+  ...fsHandlers,
   ...configHandlers,
   ...daemonHandlers,
   ...renderHandlers,
