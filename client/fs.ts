@@ -40,10 +40,14 @@ export interface FsCaller {
   onNotification<P>(type: NotificationType<P>, listener: (params: P) => void): Disposable;
 }
 
-/** Default chunk of `upload`/`download`: 4 MiB decoded (5.3 MiB of base64 per message). */
-export const DEFAULT_TRANSFER_CHUNK_BYTES = 4 * 1024 * 1024;
+/**
+ * Default chunk of `upload`/`download`: 2 MiB decoded (2.7 MiB of base64 per message). With the
+ * default window, a download's answers in flight (11 MiB) stay below the daemon's default
+ * `maxUnsentBytes` (16 MiB), and each side holds about that much of the file at a time.
+ */
+export const DEFAULT_TRANSFER_CHUNK_BYTES = 2 * 1024 * 1024;
 /** Default chunk requests in flight. */
-export const DEFAULT_TRANSFER_WINDOW = 3;
+export const DEFAULT_TRANSFER_WINDOW = 4;
 
 /** Options of `upload` and `download`. */
 export interface TransferOptions {
