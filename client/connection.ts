@@ -7,7 +7,7 @@ import { connect as netConnect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { Disposable, MessageConnection, NotificationType } from 'vscode-jsonrpc/node.js';
-import { errorNameOf, type ErrorName } from '../protocol/errors.js';
+import { errorNameOf, type ErrorData, type ErrorName } from '../protocol/errors.js';
 import { CancellationTokenSource, ErrorCodes as RpcErrorCodes, ResponseError } from '../protocol/jsonrpc.js';
 import {
   ConfigGet,
@@ -23,6 +23,7 @@ import {
 import type { InitializeResult, JobExitedParams, OutputProgress, ShellRunResult } from '../protocol/types.js';
 import { createDrainingConnection } from './draining-connection.js';
 import { pumpInput } from './run-input.js';
+import { FsClient } from './fs.js';
 import { resolveEndpoint, type Endpoint } from './endpoint.js';
 import { assertKeepAliveMs, keepAlive } from './keep-alive.js';
 import {
@@ -69,6 +70,8 @@ export class ExecdRpcError extends Error {
     readonly code: number,
     readonly errorName: ErrorName | 'INVALID_PARAMS' | 'RPC_ERROR',
     message: string,
+    /** The error's `data` (e.g. `FS_CONFLICT`'s current `version`). */
+    readonly data?: ErrorData,
   ) {
     super(message);
     this.name = 'ExecdRpcError';
@@ -86,7 +89,7 @@ function toClientError(error: unknown, socket?: Socket): Error {
     return new ExecdConnectError(`the connection to the daemon was lost before it answered${why ? `: ${why}` : ''}`);
   }
   if (error instanceof ResponseError) {
-    return new ExecdRpcError(error.code, errorNameOf(error.code) ?? 'RPC_ERROR', error.message);
+    return new ExecdRpcError(error.code, errorNameOf(error.code) ?? 'RPC_ERROR', error.message, error.data as ErrorData | undefined);
   }
   return error instanceof Error ? new ExecdConnectError(error.message) : new ExecdConnectError(String(error));
 }
@@ -125,6 +128,9 @@ export class ExecdClient {
   ) {
     rpc.onClose(() => (this.closed = true));
   }
+
+  /** The file methods (SPEC §13) and chunked `upload`/`download`. */
+  readonly fs: FsClient = new FsClient(this);
 
   /** Calls a declared method; rejects with `ExecdRpcError` when the daemon answers an error. */
   async call<D extends AnyRequestDecl>(decl: D, params: ParamsOf<D>, options: CallOptions = {}): Promise<ResultOf<D>> {

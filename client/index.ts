@@ -14,5 +14,6 @@ export {
   type RunOptions,
 } from './connection.js';
 export { resolveEndpoint, type Endpoint } from './endpoint.js';
+export { FsClient, type TransferOptions, type UploadOptions } from './fs.js';
 export * from '../shared/render.js';
 export * from './tool/index.js';

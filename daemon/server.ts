@@ -32,6 +32,7 @@ import { claimOwnership, type Ownership } from '../shared/ownership.js';
 import { openNetworkListeners, type ListenSpec, type NetworkListeners, type TlsFiles } from './net/listeners.js';
 import { checkSocketDir, listenPrivately, type PrivateListener } from './net/socket.js';
 import { SpillSweeper } from './state/spill-sweep.js';
+import { releaseAllFiles, sweepAbandonedUploads } from './fs/service.js';
 import { checkPrivateDir, ensureToken, statePaths } from '../shared/state-dir.js';
 import { probePty } from './terminals/pty.js';
 import { TerminalTable } from './terminals/terminal-table.js';
@@ -230,6 +231,7 @@ async function startOwnedDaemon(
       await step('abort runs', () => context.runs.abortWhere(() => true), killBound);
       await step('kill jobs', () => killAllJobs(jobs, graceMs), killBound);
       await step('close terminals', () => terminals.closeAll('daemon shut down'), killBound);
+      await step('end file transfers and watches', () => releaseAllFiles(context));
       await step('close the journal', () => jobs.close());
       await step('kill leftovers', () => context.processes.killLeftovers(undefined, graceMs));
       // Whatever an earlier step could not end (it failed) is killed here, whatever its kind.
@@ -263,6 +265,9 @@ async function startOwnedDaemon(
   }
 
   await spill.start();
+  await sweepAbandonedUploads(context).catch((error: unknown) =>
+    context.log.warn({ err: error }, 'removing abandoned upload temp files failed'),
+  );
   stopIdleSessions = watchIdleSessions(context);
   // Every listener hands its sockets to this one accept path: the same limits for all of them.
   const accept = (socket: Socket) => {

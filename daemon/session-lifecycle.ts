@@ -7,6 +7,7 @@ import { dirname, join } from 'node:path';
 import { SESSION_ID_PATTERN } from '../protocol/fields.js';
 import type { SessionCloseResult } from '../protocol/types.js';
 import type { DaemonContext } from './context.js';
+import { releaseSessionFiles } from './fs/service.js';
 import { endSessionJobs } from './jobs/job-control.js';
 
 /** Number of files below a directory (0 when it does not exist or is not a real directory). */
@@ -56,6 +57,7 @@ export async function closeSession(daemon: DaemonContext, sessionId: string): Pr
   daemon.requestKeys.forgetSession(sessionId);
   const graceMs = daemon.config.get().graceMs;
   await daemon.runs.abortWhere((run) => run.sessionId === sessionId);
+  await releaseSessionFiles(daemon, sessionId);
   const [killedJobs, closedTerminals] = await Promise.all([
     endSessionJobs(daemon.jobs, sessionId, graceMs),
     daemon.terminals.closeSession(sessionId),

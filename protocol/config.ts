@@ -83,6 +83,10 @@ const configFields = (z: Zod) => ({
     .number({ error: 'must be a number from 0' })
     .min(0, { error: 'must be a number from 0' })
     .max(MAX_TIMER_MS, { error: `must be at most ${MAX_TIMER_MS}` }),
+  /** `fs/watch` watches alive at once per session. */
+  maxWatchesPerSession: positiveInt(),
+  /** Uploads and downloads (`fs/upload/*`, `fs/download/*`) open at once, across all connections. */
+  maxFsTransfers: positiveInt(),
 });
 
 /** The schema of a complete configuration: every field present (but `cwd`); built on first use. */
@@ -137,6 +141,8 @@ export const DEFAULT_CONFIG: Config = Object.freeze({
   maxRequestKeysPerSession: 1_000,
   maxRequestKeyBytesPerSession: 8 * 1024 * 1024,
   reconnectGraceMs: 30_000,
+  maxWatchesPerSession: 32,
+  maxFsTransfers: 16,
 });
 
 /** `base` with `patch` applied: later wins, and a `null` (an optional field such as `cwd`) removes the field. */

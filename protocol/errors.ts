@@ -18,6 +18,18 @@ export const ErrorCodes = {
   TERMINALS_UNAVAILABLE: -32011,
   STDIN_CLOSED: -32012,
   OUTPUT_REMOVED: -32013,
+  /** File methods (SPEC §13): nothing at the path. */
+  FS_NOT_FOUND: -32020,
+  /** Something is already at the path. */
+  FS_EXISTS: -32021,
+  /** A component of the path is not a directory. */
+  FS_NOT_A_DIRECTORY: -32022,
+  /** The path is a directory where a file is needed. */
+  FS_IS_A_DIRECTORY: -32023,
+  /** Refused by the sandbox policy or by permissions; the message names the path and the rule. */
+  FS_DENIED: -32024,
+  /** `ifMatch` did not match; `data.version` is the current version (or `absent`). */
+  FS_CONFLICT: -32025,
 } as const;
 
 /** The name of an application error (`error.data.code`). */
@@ -29,6 +41,8 @@ export const INVALID_PARAMS = -32602;
 /** The `data` member of every execd error response. */
 export interface ErrorData {
   code: ErrorName | 'INVALID_PARAMS';
+  /** `FS_CONFLICT`: the file's current version (`absent` when there is none). */
+  version?: string;
 }
 
 /** The exact message of a refused `shell/start` (SPEC §2.3, shared with the tool's validation). */
@@ -43,6 +57,8 @@ export class ExecdError {
   constructor(
     readonly name: ErrorName | 'INVALID_PARAMS',
     readonly message: string,
+    /** Facts beside the code, sent in `error.data` (`FS_CONFLICT`'s current `version`). */
+    readonly details?: Omit<ErrorData, 'code'>,
   ) {}
 
   /** The JSON-RPC error code of this failure. */

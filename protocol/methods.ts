@@ -8,7 +8,7 @@
  */
 import type { z } from 'zod';
 import { configPatchSchema, type Config } from './config.js';
-import type { ErrorData } from './errors.js';
+import { FS_REQUESTS } from './fs.js';
 import {
   absolutePath,
   captureBytes,
@@ -20,7 +20,7 @@ import {
   positiveNumber,
   sessionIdSchema,
 } from './fields.js';
-import { NotificationType, ProgressType, RequestType } from './jsonrpc.js';
+import { NotificationType, ProgressType } from './jsonrpc.js';
 import { jobReadResultSchema, shellRunResultSchema } from './result-schemas.js';
 import {
   sandboxModeSchema,
@@ -60,47 +60,10 @@ import {
   type TerminalSnapshot,
   type WriteResult,
 } from './terminal.js';
-import { withRequestKey } from './request-key.js';
+import { keyed, request, type AnyRequestDecl } from './request.js';
 import { lazySchema, zod, type Zod } from './zod.js';
 
-/** A request declaration: the method name, its params schema (built on first read) and its typed request. */
-export interface RequestDecl<S extends z.ZodType, R> {
-  readonly method: string;
-  readonly params: S;
-  readonly type: RequestType<z.output<S>, R, ErrorData>;
-}
-
-/**
- * Declares a request. Curried so that the result type is written and the params type is inferred
- * from the schema's builder: `request<ShellRunResult>()('shell/run', (z) => z.strictObject(…))`.
- */
-function request<R>() {
-  return <S extends z.ZodType>(method: string, build: (z: Zod) => S): RequestDecl<S, R> => {
-    let params: S | undefined;
-    return {
-      method,
-      get params() {
-        return (params ??= build(zod()));
-      },
-      type: new RequestType<z.output<S>, R, ErrorData>(method),
-    };
-  };
-}
-
-/** Declares a request with a side effect: its params also take the optional `requestKey` (SPEC §14). */
-function keyed<R>() {
-  return <Shape extends z.core.$ZodShape, C extends z.core.$ZodObjectConfig>(
-    method: string,
-    build: (z: Zod) => z.ZodObject<Shape, C>,
-  ) => request<R>()(method, (z) => withRequestKey(z, build(z)));
-}
-
-/** Any request declaration. */
-export type AnyRequestDecl = RequestDecl<z.ZodType, unknown>;
-/** Params of a declared request, as a client writes them. */
-export type ParamsOf<D> = D extends RequestDecl<infer S, unknown> ? z.input<S> : never;
-/** Result of a declared request. */
-export type ResultOf<D> = D extends RequestDecl<z.ZodType, infer R> ? R : never;
+export type { AnyRequestDecl, ParamsOf, RequestDecl, ResultOf } from './request.js';
 
 /** The schema of the optional-field request shared by `shell/resolve`, `shell/run` and `shell/start`. */
 export const execRequestSchema = lazySchema((z) =>
@@ -499,6 +462,7 @@ export const ALL_REQUESTS = [
   DaemonShutdown,
   RenderResult,
   RenderJobRead,
+  ...FS_REQUESTS,
 ] as const;
 
 /**

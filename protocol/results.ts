@@ -9,6 +9,7 @@
  */
 import type { z } from 'zod';
 import { configSchema } from './config.js';
+import { fsChangedSchema, fsResultEntries } from './fs-results.js';
 import {
   ALL_REQUESTS,
   ConfigGet,
@@ -200,6 +201,7 @@ const results = (): ResultEntry[] => [
   result(TerminalList, (z) => z.array(terminalSnapshotSchema())),
   result(RenderResult, (z) => z.object({ text: z.string() })),
   result(RenderJobRead, (z) => z.object({ text: z.string() })),
+  ...fsResultEntries(),
 ];
 
 /** The result schema of `method`, or undefined when it has none (a test keeps that list empty). */
@@ -218,6 +220,7 @@ export const NOTIFICATION_SCHEMAS: Record<string, (z: Zod) => z.ZodType> = {
   'job/exited': (z): z.ZodType<JobExitedParams> => z.object({ sessionId: z.string(), job: jobSnapshotSchema() }),
   'terminal/output': (z): z.ZodType<TerminalOutputParams> =>
     z.object({ terminalId: z.string(), data: z.string(), offset: z.number() }),
+  'fs/changed': fsChangedSchema,
   'terminal/exited': (z): z.ZodType<TerminalExitedParams> =>
     z.object({ sessionId: z.string(), terminal: terminalSnapshotSchema() }),
   '$/progress': (z): z.ZodType<{ token: string | number; value: OutputProgress | OutputBytesProgress }> =>

@@ -18,6 +18,8 @@ export function statePaths(stateDir: string) {
     terminals: join(stateDir, 'terminals.journal'),
     spill: join(stateDir, 'spill'),
     log: join(stateDir, 'execd.log'),
+    /** Records of open uploads, so a restart removes their temp files. */
+    fsUploads: join(stateDir, 'fs-uploads'),
   };
 }
 

@@ -4,6 +4,7 @@ import type { HandlerEntry } from '../net/handler.js';
 import { keyRequests } from '../request-keys/keyed-handler.js';
 import { configHandlers } from './config.js';
 import { daemonHandlers } from './daemon.js';
+import { fsHandlers } from './fs.js';
 import { initializeHandlers } from './initialize.js';
 import { renderHandlers } from './render.js';
 import { jobHandlers } from './job.js';
@@ -26,6 +27,7 @@ export const HANDLERS: readonly HandlerEntry[] = keyRequests(
   ...terminalHandlers,
   ...jobHandlers,
   ...outputHandlers,
+  ...fsHandlers,
   ...configHandlers,
   ...daemonHandlers,
   ...renderHandlers,

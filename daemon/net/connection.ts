@@ -34,7 +34,7 @@ export const PRE_AUTH_MAX_MESSAGE_BYTES = 64 * 1024;
 
 /** Turns an error value into the JSON-RPC error response. */
 export function toResponseError(error: ExecdError): ResponseError<ErrorData> {
-  return new ResponseError(error.code, error.message, { code: error.name });
+  return new ResponseError(error.code, error.message, { ...error.details, code: error.name });
 }
 
 /** One client connection to the daemon. */

@@ -1,0 +1,235 @@
+/**
+ * `client.fs`: the file methods of SPEC §13 with their own types, and `upload`/`download`, which
+ * move a file of any size in chunks. Each keeps `window` chunk requests in flight: enough to keep
+ * the link busy, few enough that memory on both ends stays a few chunks whatever the file's size.
+ * A download lands in a temp file beside its target and is renamed into place once every byte
+ * arrived and the size matched; an upload is renamed into place by the daemon at commit, after the
+ * daemon checked the size and SHA-256 of what arrived.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { open, rename, stat, unlink } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import type { Disposable } from 'vscode-jsonrpc/node.js';
+import {
+  FsChanged,
+  FsDownloadBegin,
+  FsDownloadChunk,
+  FsDownloadEnd,
+  FsList,
+  FsMkdir,
+  FsMove,
+  FsRead,
+  FsRemove,
+  FsStat,
+  FsUnwatch,
+  FsUploadAbort,
+  FsUploadBegin,
+  FsUploadChunk,
+  FsUploadCommit,
+  FsWatch,
+  FsWrite,
+  type FsChangedParams,
+  type FsUploadCommitResult,
+} from '../protocol/fs.js';
+import type { AnyRequestDecl, ParamsOf, ResultOf } from '../protocol/request.js';
+import type { NotificationType } from 'vscode-jsonrpc/node.js';
+
+/** What `FsClient` needs of a connection. */
+export interface FsCaller {
+  call<D extends AnyRequestDecl>(decl: D, params: ParamsOf<D>): Promise<ResultOf<D>>;
+  onNotification<P>(type: NotificationType<P>, listener: (params: P) => void): Disposable;
+}
+
+/**
+ * Default chunk of `upload`/`download`: 2 MiB decoded (2.7 MiB of base64 per message). With the
+ * default window, a download's answers in flight (11 MiB) stay below the daemon's default
+ * `maxUnsentBytes` (16 MiB), and each side holds about that much of the file at a time.
+ */
+export const DEFAULT_TRANSFER_CHUNK_BYTES = 2 * 1024 * 1024;
+/** Default chunk requests in flight. */
+export const DEFAULT_TRANSFER_WINDOW = 4;
+
+/** Options of `upload` and `download`. */
+export interface TransferOptions {
+  sessionId: string;
+  /** Bytes moved so far and the total, after every chunk. */
+  onProgress?: (done: number, total: number) => void;
+  chunkBytes?: number;
+  window?: number;
+}
+
+/** Options of `upload`. */
+export interface UploadOptions extends TransferOptions {
+  mode?: number;
+  createParents?: boolean;
+  ifMatch?: string;
+}
+
+/** The file methods of one connection. */
+export class FsClient {
+  constructor(private readonly conn: FsCaller) {}
+
+  /** `fs/stat`. */
+  stat(params: ParamsOf<typeof FsStat>): Promise<ResultOf<typeof FsStat>> {
+    return this.conn.call(FsStat, params);
+  }
+  /** `fs/list`. */
+  list(params: ParamsOf<typeof FsList>): Promise<ResultOf<typeof FsList>> {
+    return this.conn.call(FsList, params);
+  }
+  /** `fs/read`. */
+  read(params: ParamsOf<typeof FsRead>): Promise<ResultOf<typeof FsRead>> {
+    return this.conn.call(FsRead, params);
+  }
+  /** `fs/write`. */
+  write(params: ParamsOf<typeof FsWrite>): Promise<ResultOf<typeof FsWrite>> {
+    return this.conn.call(FsWrite, params);
+  }
+  /** `fs/mkdir`. */
+  mkdir(params: ParamsOf<typeof FsMkdir>): Promise<ResultOf<typeof FsMkdir>> {
+    return this.conn.call(FsMkdir, params);
+  }
+  /** `fs/remove`. */
+  remove(params: ParamsOf<typeof FsRemove>): Promise<ResultOf<typeof FsRemove>> {
+    return this.conn.call(FsRemove, params);
+  }
+  /** `fs/move`. */
+  move(params: ParamsOf<typeof FsMove>): Promise<ResultOf<typeof FsMove>> {
+    return this.conn.call(FsMove, params);
+  }
+  /** `fs/watch`; `fs/changed` notifications of that watch go to `listener` until `unwatch`. */
+  async watch(
+    params: ParamsOf<typeof FsWatch>,
+    listener: (params: FsChangedParams) => void,
+  ): Promise<{ watchId: string; unwatch: () => Promise<boolean> }> {
+    // Subscribed first: a change right after the answer may come before the next tick.
+    let watchId: string | undefined;
+    const early: FsChangedParams[] = [];
+    const subscription = this.conn.onNotification(FsChanged, (changed) => {
+      if (watchId === undefined) early.push(changed);
+      else if (changed.watchId === watchId) listener(changed);
+    });
+    try {
+      ({ watchId } = await this.conn.call(FsWatch, params));
+    } catch (error) {
+      subscription.dispose();
+      throw error;
+    }
+    for (const changed of early) if (changed.watchId === watchId) listener(changed);
+    const id = watchId;
+    return {
+      watchId: id,
+      unwatch: async () => {
+        subscription.dispose();
+        return (await this.unwatch({ sessionId: params.sessionId, watchId: id })).unwatched;
+      },
+    };
+  }
+  /** `fs/unwatch`. */
+  unwatch(params: ParamsOf<typeof FsUnwatch>): Promise<ResultOf<typeof FsUnwatch>> {
+    return this.conn.call(FsUnwatch, params);
+  }
+  /** Subscribes to every `fs/changed` on this connection. */
+  onChanged(listener: (params: FsChangedParams) => void): Disposable {
+    return this.conn.onNotification(FsChanged, listener);
+  }
+
+  /** Uploads the local file `local` to the daemon's `remote`, replacing it atomically at the end. */
+  async upload(local: string, remote: string, options: UploadOptions): Promise<FsUploadCommitResult> {
+    const { sessionId } = options;
+    const chunkBytes = options.chunkBytes ?? DEFAULT_TRANSFER_CHUNK_BYTES;
+    const window = Math.max(1, options.window ?? DEFAULT_TRANSFER_WINDOW);
+    const file = await open(local, 'r');
+    try {
+      const total = (await file.stat()).size;
+      const { uploadId } = await this.conn.call(FsUploadBegin, {
+        sessionId,
+        path: remote,
+        mode: options.mode,
+        createParents: options.createParents,
+        ifMatch: options.ifMatch,
+      });
+      const hash = createHash('sha256');
+      const inFlight: Array<Promise<unknown>> = [];
+      let offset = 0;
+      let done = 0;
+      try {
+        for (;;) {
+          const buffer = Buffer.allocUnsafe(chunkBytes);
+          const { bytesRead } = await file.read(buffer, 0, chunkBytes, offset);
+          if (bytesRead === 0) break;
+          const bytes = buffer.subarray(0, bytesRead);
+          hash.update(bytes);
+          const chunk = this.conn
+            .call(FsUploadChunk, { sessionId, uploadId, offset, data: bytes.toString('base64') })
+            .then(() => {
+              done += bytesRead;
+              options.onProgress?.(done, total);
+            });
+          offset += bytesRead;
+          inFlight.push(chunk);
+          if (inFlight.length >= window) await inFlight.shift();
+        }
+        await Promise.all(inFlight);
+      } catch (error) {
+        await Promise.allSettled(inFlight);
+        await this.conn.call(FsUploadAbort, { sessionId, uploadId }).catch(() => {});
+        throw error;
+      }
+      return await this.conn.call(FsUploadCommit, { sessionId, uploadId, size: offset, sha256: hash.digest('hex') });
+    } finally {
+      await file.close();
+    }
+  }
+
+  /**
+   * Downloads the daemon's `remote` to the local file `local`: one version of it (the daemon holds
+   * the file it opened), in a temp file renamed into place when complete. Returns size and SHA-256.
+   */
+  async download(local: string, remote: string, options: TransferOptions): Promise<{ size: number; sha256: string }> {
+    const { sessionId } = options;
+    const chunkBytes = options.chunkBytes ?? DEFAULT_TRANSFER_CHUNK_BYTES;
+    const window = Math.max(1, options.window ?? DEFAULT_TRANSFER_WINDOW);
+    const { downloadId, size } = await this.conn.call(FsDownloadBegin, { sessionId, path: remote });
+    const temp = join(dirname(local), `.${basename(local)}.execd-${randomBytes(6).toString('hex')}.tmp`);
+    const hash = createHash('sha256');
+    const inFlight: Array<Promise<ResultOf<typeof FsDownloadChunk>>> = [];
+    try {
+      const file = await open(temp, 'wx', 0o600);
+      try {
+        let requested = 0;
+        let written = 0;
+        const request = () => {
+          const length = Math.min(chunkBytes, size - requested);
+          inFlight.push(this.conn.call(FsDownloadChunk, { sessionId, downloadId, offset: requested, length }));
+          requested += length;
+        };
+        while (requested < size && inFlight.length < window) request();
+        while (inFlight.length > 0) {
+          const chunk = await inFlight.shift()!;
+          if (requested < size) request();
+          const bytes = Buffer.from(chunk.data, 'base64');
+          if (bytes.length === 0 && written < size) throw new Error(`${remote} shrank while it was read`);
+          hash.update(bytes);
+          await file.write(bytes, 0, bytes.length, written);
+          written += bytes.length;
+          options.onProgress?.(written, size);
+        }
+        await file.sync();
+        if (written !== size) throw new Error(`${remote}: ${written} bytes arrived, not ${size}`);
+      } finally {
+        await file.close();
+      }
+      const mode = await stat(local).then((stats) => stats.mode & 0o7777, () => undefined);
+      if (mode !== undefined) await (await open(temp, 'r')).chmod(mode).catch(() => {});
+      await rename(temp, local);
+      return { size, sha256: hash.digest('hex') };
+    } catch (error) {
+      await Promise.allSettled(inFlight);
+      await unlink(temp).catch(() => {});
+      throw error;
+    } finally {
+      await this.conn.call(FsDownloadEnd, { sessionId, downloadId }).catch(() => {});
+    }
+  }
+}

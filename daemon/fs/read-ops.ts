@@ -1,0 +1,106 @@
+/** `fs/stat`, `fs/read` and the read-side open shared with downloads (SPEC §13). */
+import { constants } from 'node:fs';
+import { lstat, open, type FileHandle } from 'node:fs/promises';
+import { ExecdError } from '../../protocol/errors.js';
+import { DEFAULT_FS_READ_BYTES, type FsReadResult, type FsStatResult } from '../../protocol/fs.js';
+import { anchorParent, realPathOf } from './anchor.js';
+import { targetOf, type FsCall } from './call.js';
+import { denied, fsErrorOf } from './errno.js';
+import { refusal } from './policy.js';
+import { entryTypeOf, versionOf } from './stats.js';
+
+/** `fs/stat`: `lstat` through the checked parent directory. */
+export async function statPath(call: FsCall, path: string): Promise<FsStatResult | ExecdError> {
+  const target = targetOf(call, path);
+  let anchor;
+  try {
+    anchor = await anchorParent(target);
+  } catch (error) {
+    return fsErrorOf(call.method, target, error);
+  }
+  try {
+    const why = refusal(call.policy, anchor.real, 'read');
+    if (why) return denied(call.method, target, why);
+    const stats = await lstat(anchor.at, { bigint: true });
+    return {
+      path: target,
+      type: entryTypeOf(stats),
+      size: Number(stats.size),
+      mode: Number(stats.mode & 0o7777n),
+      mtimeMs: Number(stats.mtimeMs),
+      version: versionOf(stats),
+    };
+  } catch (error) {
+    return fsErrorOf(call.method, target, error);
+  } finally {
+    await anchor.dir.close();
+  }
+}
+
+/** A regular file opened for reading, checked by the real path of the descriptor. */
+export interface OpenedFile {
+  handle: FileHandle;
+  size: number;
+  version: string;
+}
+
+/**
+ * Opens `path` for reading. Symlinks are followed (reads reach anything the daemon's user can
+ * read), but the check runs on the real path of what was opened, so no link leads into a hidden
+ * tree. `O_NONBLOCK` keeps a FIFO from hanging the call; anything but a regular file is refused.
+ */
+export async function openForRead(call: FsCall, path: string): Promise<OpenedFile | ExecdError> {
+  const target = targetOf(call, path);
+  let handle: FileHandle;
+  try {
+    handle = await open(target, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
+  } catch (error) {
+    return fsErrorOf(call.method, target, error);
+  }
+  try {
+    const why = refusal(call.policy, await realPathOf(handle, target), 'read');
+    if (why) throw denied(call.method, target, why);
+    const stats = await handle.stat({ bigint: true });
+    if (stats.isDirectory()) throw new ExecdError('FS_IS_A_DIRECTORY', `${call.method} ${target}: is a directory`);
+    if (!stats.isFile()) throw denied(call.method, target, 'not a regular file');
+    return { handle, size: Number(stats.size), version: versionOf(stats) };
+  } catch (error) {
+    await handle.close();
+    return error instanceof ExecdError ? error : fsErrorOf(call.method, target, error);
+  }
+}
+
+/** Reads up to `length` bytes at `offset` of an opened file. */
+export async function readChunk(
+  handle: FileHandle,
+  offset: number,
+  length: number,
+): Promise<{ data: string; bytes: number }> {
+  const buffer = Buffer.allocUnsafe(length);
+  let filled = 0;
+  while (filled < length) {
+    const { bytesRead } = await handle.read(buffer, filled, length - filled, offset + filled);
+    if (bytesRead === 0) break;
+    filled += bytesRead;
+  }
+  return { data: buffer.toString('base64', 0, filled), bytes: filled };
+}
+
+/** `fs/read`: one range of a file, with its size and version as opened. */
+export async function readPath(
+  call: FsCall,
+  params: { path: string; offset?: number; length?: number },
+): Promise<FsReadResult | ExecdError> {
+  const opened = await openForRead(call, params.path);
+  if (opened instanceof ExecdError) return opened;
+  try {
+    const offset = params.offset ?? 0;
+    const length = Math.max(0, Math.min(params.length ?? DEFAULT_FS_READ_BYTES, opened.size - offset));
+    const { data, bytes } = await readChunk(opened.handle, offset, length);
+    return { data, bytes, eof: offset + bytes >= opened.size, size: opened.size, version: opened.version };
+  } catch (error) {
+    return fsErrorOf(call.method, targetOf(call, params.path), error);
+  } finally {
+    await opened.handle.close();
+  }
+}

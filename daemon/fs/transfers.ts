@@ -1,0 +1,246 @@
+/**
+ * Chunked uploads and downloads (SPEC §13). An upload writes into a temp file beside its target,
+ * in order, and renames it into place at commit, so a cut transfer never leaves a half-written
+ * target; a download holds the file it opened, so every chunk reads one version of it. Each
+ * chunk is one request, answered when its bytes are written (or read): the client's window of
+ * requests in flight is the flow control, and the daemon holds at most that many chunks.
+ */
+import { createHash, type Hash } from 'node:crypto';
+import { unlink, type FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ExecdError } from '../../protocol/errors.js';
+import {
+  DEFAULT_FS_READ_BYTES,
+  MAX_FS_DATA_BYTES,
+  type FsDownloadBeginResult,
+  type FsDownloadChunkResult,
+  type FsUploadBeginResult,
+  type FsUploadCommitResult,
+} from '../../protocol/fs.js';
+import type { Anchor } from './anchor.js';
+import { targetOf, type FsCall } from './call.js';
+import { fsErrorOf } from './errno.js';
+import { openForRead, readChunk } from './read-ops.js';
+import { forgetUpload, recordUpload } from './upload-journal.js';
+import { anchorForWrite, checkIfMatch, createTemp, replaceTarget } from './write-ops.js';
+
+/** Who may use a transfer: the connection and session that began it. */
+export interface TransferOwner {
+  connId: number;
+  sessionId: string;
+}
+
+interface Upload {
+  kind: 'upload';
+  owner: TransferOwner;
+  call: FsCall;
+  target: string;
+  anchor: Anchor;
+  temp: { handle: FileHandle; at: string; real: string };
+  record: string;
+  mode?: number;
+  ifMatch?: string;
+  /** Where the next chunk must start (advanced when a chunk is accepted, before it is written). */
+  nextOffset: number;
+  hash: Hash;
+  /** The writes so far, in order. */
+  tail: Promise<void>;
+  failed?: unknown;
+}
+
+interface Download {
+  kind: 'download';
+  owner: TransferOwner;
+  handle: FileHandle;
+  size: number;
+}
+
+type Transfer = Upload | Download;
+
+/** The open transfers of one daemon. */
+export class TransferTable {
+  private readonly transfers = new Map<string, Transfer>();
+  private counter = 0;
+
+  constructor(private readonly journalDir: string) {}
+
+  /** Open transfers. */
+  get size(): number {
+    return this.transfers.size;
+  }
+
+  /** `fs/upload/begin`. */
+  async beginUpload(
+    call: FsCall,
+    owner: TransferOwner,
+    params: { path: string; mode?: number; createParents?: boolean; ifMatch?: string },
+  ): Promise<FsUploadBeginResult | ExecdError> {
+    const target = targetOf(call, params.path);
+    const anchor = await anchorForWrite(call, target, params.createParents);
+    if (anchor instanceof ExecdError) return anchor;
+    try {
+      const conflict = await checkIfMatch(call, target, anchor.at, params.ifMatch);
+      if (conflict) {
+        await anchor.dir.close();
+        return conflict;
+      }
+      const temp = await createTemp(anchor, 'upload');
+      const id = `up-${++this.counter}`;
+      const real = join(anchor.dirReal, temp.name);
+      const record = await recordUpload(this.journalDir, id, real);
+      this.transfers.set(id, {
+        kind: 'upload',
+        owner,
+        call,
+        target,
+        anchor,
+        temp: { ...temp, real },
+        record,
+        mode: params.mode,
+        ifMatch: params.ifMatch,
+        nextOffset: 0,
+        hash: createHash('sha256'),
+        tail: Promise.resolve(),
+      });
+      return { uploadId: id, maxChunkBytes: MAX_FS_DATA_BYTES };
+    } catch (error) {
+      await anchor.dir.close();
+      return fsErrorOf(call.method, target, error);
+    }
+  }
+
+  private find<K extends Transfer['kind']>(
+    id: string,
+    kind: K,
+    owner: TransferOwner,
+  ): Extract<Transfer, { kind: K }> | ExecdError {
+    const transfer = this.transfers.get(id);
+    if (!transfer || transfer.kind !== kind || transfer.owner.connId !== owner.connId || transfer.owner.sessionId !== owner.sessionId)
+      return new ExecdError('FS_NOT_FOUND', `no ${kind} ${id} of session ${owner.sessionId} on this connection`);
+    return transfer as Extract<Transfer, { kind: K }>;
+  }
+
+  /** `fs/upload/chunk`: accepted only at the offset where the previous one ended. */
+  async uploadChunk(
+    owner: TransferOwner,
+    params: { uploadId: string; offset: number; data: string },
+  ): Promise<{ received: number } | ExecdError> {
+    const upload = this.find(params.uploadId, 'upload', owner);
+    if (upload instanceof ExecdError) return upload;
+    if (params.offset !== upload.nextOffset)
+      return new ExecdError('INVALID_PARAMS', `offset: must be ${upload.nextOffset}, where the upload stands`);
+    const bytes = Buffer.from(params.data, 'base64');
+    const position = upload.nextOffset;
+    upload.nextOffset += bytes.length;
+    upload.tail = upload.tail.then(async () => {
+      if (upload.failed) return;
+      try {
+        let written = 0;
+        while (written < bytes.length) {
+          const { bytesWritten } = await upload.temp.handle.write(bytes, written, bytes.length - written, position + written);
+          written += bytesWritten;
+        }
+        upload.hash.update(bytes);
+      } catch (error) {
+        upload.failed = error;
+      }
+    });
+    await upload.tail;
+    if (upload.failed) {
+      const error = fsErrorOf(upload.call.method, upload.target, upload.failed);
+      await this.release(params.uploadId);
+      return error;
+    }
+    return { received: position + bytes.length };
+  }
+
+  /** `fs/upload/commit`: checks `size`/`sha256`, then replaces the target atomically. */
+  async commitUpload(
+    call: FsCall,
+    owner: TransferOwner,
+    params: { uploadId: string; size?: number; sha256?: string },
+  ): Promise<FsUploadCommitResult | ExecdError> {
+    const upload = this.find(params.uploadId, 'upload', owner);
+    if (upload instanceof ExecdError) return upload;
+    await upload.tail;
+    try {
+      if (upload.failed) return fsErrorOf(call.method, upload.target, upload.failed);
+      if (params.size !== undefined && params.size !== upload.nextOffset)
+        return new ExecdError('INVALID_PARAMS', `size: ${upload.nextOffset} bytes arrived, not ${params.size}`);
+      const sha256 = upload.hash.digest('hex');
+      if (params.sha256 !== undefined && params.sha256 !== sha256)
+        return new ExecdError('INVALID_PARAMS', `sha256: what arrived hashes to ${sha256}, not ${params.sha256}`);
+      const outcome = await replaceTarget(call, upload.target, upload.anchor, upload.temp, upload);
+      if (outcome instanceof ExecdError) return outcome;
+      upload.temp.at = '';
+      return { ...outcome, sha256 };
+    } catch (error) {
+      return fsErrorOf(call.method, upload.target, error);
+    } finally {
+      await this.release(params.uploadId);
+    }
+  }
+
+  /** `fs/upload/abort`. */
+  async abortUpload(owner: TransferOwner, uploadId: string): Promise<{ aborted: boolean }> {
+    const upload = this.find(uploadId, 'upload', owner);
+    if (upload instanceof ExecdError) return { aborted: false };
+    await this.release(uploadId);
+    return { aborted: true };
+  }
+
+  /** `fs/download/begin`. */
+  async beginDownload(
+    call: FsCall,
+    owner: TransferOwner,
+    path: string,
+  ): Promise<FsDownloadBeginResult | ExecdError> {
+    const opened = await openForRead(call, path);
+    if (opened instanceof ExecdError) return opened;
+    const id = `down-${++this.counter}`;
+    this.transfers.set(id, { kind: 'download', owner, handle: opened.handle, size: opened.size });
+    return { downloadId: id, size: opened.size, version: opened.version, maxChunkBytes: MAX_FS_DATA_BYTES };
+  }
+
+  /** `fs/download/chunk`: reads the opened file; the size is the one it had when opened. */
+  async downloadChunk(
+    owner: TransferOwner,
+    params: { downloadId: string; offset: number; length?: number },
+  ): Promise<FsDownloadChunkResult | ExecdError> {
+    const download = this.find(params.downloadId, 'download', owner);
+    if (download instanceof ExecdError) return download;
+    const length = Math.max(0, Math.min(params.length ?? DEFAULT_FS_READ_BYTES, download.size - params.offset));
+    const { data, bytes } = await readChunk(download.handle, params.offset, length);
+    return { data, bytes, eof: params.offset + bytes >= download.size };
+  }
+
+  /** `fs/download/end`. */
+  async endDownload(owner: TransferOwner, downloadId: string): Promise<{ ended: boolean }> {
+    const download = this.find(downloadId, 'download', owner);
+    if (download instanceof ExecdError) return { ended: false };
+    await this.release(downloadId);
+    return { ended: true };
+  }
+
+  /** Ends every transfer `matches` selects (a closed connection's, a closed session's, all at shutdown). */
+  async releaseWhere(matches: (owner: TransferOwner) => boolean): Promise<void> {
+    const ids = [...this.transfers].filter(([, transfer]) => matches(transfer.owner)).map(([id]) => id);
+    await Promise.all(ids.map((id) => this.release(id)));
+  }
+
+  /** Closes a transfer's files; an upload's temp file (unless committed) and record go too. */
+  private async release(id: string): Promise<void> {
+    const transfer = this.transfers.get(id);
+    if (!transfer) return;
+    this.transfers.delete(id);
+    if (transfer.kind === 'download') {
+      await transfer.handle.close().catch(() => {});
+      return;
+    }
+    await transfer.tail;
+    await transfer.temp.handle.close().catch(() => {});
+    if (transfer.temp.at !== '') await unlink(transfer.temp.at).catch(() => {});
+    await transfer.anchor.dir.close().catch(() => {});
+    await forgetUpload(transfer.record).catch(() => {});
+  }
+}
