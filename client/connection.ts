@@ -8,13 +8,20 @@ import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { Disposable, MessageConnection, NotificationType } from 'vscode-jsonrpc/node.js';
 import { errorNameOf, type ErrorData, type ErrorName } from '../protocol/errors.js';
-import { CancellationTokenSource, ErrorCodes as RpcErrorCodes, ResponseError } from '../protocol/jsonrpc.js';
+import {
+  CancellationTokenSource,
+  ConnectionError,
+  ErrorCodes as RpcErrorCodes,
+  ResponseError,
+} from '../protocol/jsonrpc.js';
 import {
   ConfigGet,
   Initialize,
   JobExited,
   OutputBytesProgressType,
   OutputProgressType,
+  SessionClose,
+  SessionOpen,
   ShellRun,
   type AnyRequestDecl,
   type ParamsOf,
@@ -26,6 +33,14 @@ import { pumpInput } from './run-input.js';
 import { FsClient } from './fs.js';
 import { resolveEndpoint, type Endpoint } from './endpoint.js';
 import { assertKeepAliveMs, keepAlive } from './keep-alive.js';
+import {
+  backoffMs,
+  hasKey,
+  reconnectPolicy,
+  withKey,
+  type ReconnectOptions,
+  type ReconnectPolicy,
+} from './reconnect.js';
 import {
   describeAddress,
   failSocket,
@@ -62,6 +77,11 @@ export interface ConnectOptions extends Partial<Endpoint>, ClientTlsOptions {
    * racing starters end with one daemon. Default false: no daemon is an `ExecdConnectError`.
    */
   autoStart?: boolean;
+  /**
+   * Re-dial a dropped connection (SPEC §14): `true` for the defaults, or the bounds of the
+   * backoff. Keyed calls in flight are sent again; unkeyed ones fail with `ExecdConnectError`.
+   */
+  reconnect?: boolean | ReconnectOptions;
 }
 
 /** An error answer from the daemon, with its stable name (`SESSION_NOT_FOUND`, `INVALID_PARAMS`…). */
@@ -114,41 +134,138 @@ export interface RunOptions extends CallOptions {
 
 let outputTokenCounter = 0;
 
-/** An authenticated connection to a daemon. */
+/** One authenticated connection under an `ExecdClient`: replaced by a new one when the client reconnects. */
+export interface Link {
+  rpc: MessageConnection;
+  socket: Socket;
+  info: InitializeResult;
+}
+
+/** How a reconnecting client dials again, and how often. */
+export interface Redialer {
+  dial(): Promise<Link>;
+  policy: ReconnectPolicy;
+}
+
+/** The error of a call that was in flight when the link dropped and that had no key to be re-sent with. */
+function unkeyedLost(method: string, socket: Socket): ExecdConnectError {
+  const why = socketFailure(socket);
+  return new ExecdConnectError(
+    `the connection to the daemon was lost before it answered ${method}${why ? ` (${why})` : ''}; ` +
+      'it had no requestKey, so it was not sent again (it may have acted)',
+  );
+}
+
+/** True for a failure that means the link is gone (the call may or may not have reached the daemon). */
+function linkLost(error: unknown): boolean {
+  return error instanceof ResponseError
+    ? error.code === RpcErrorCodes.PendingResponseRejected
+    : error instanceof ConnectionError;
+}
+
+const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * An authenticated connection to a daemon. With `reconnect`, a dropped link is dialed again with
+ * bounded backoff, re-authenticated, its sessions re-opened, and every keyed call still waiting
+ * is sent again (the client keys every side-effecting call the caller did not key); a call
+ * without a key that was in flight fails with `ExecdConnectError`, never hangs.
+ */
 export class ExecdClient {
   private closed = false;
+  private link: Link;
+  /** The re-dial in progress: resolves true once a new link is up, false when the client gave up. */
+  private redialing: Promise<boolean> | undefined;
   /** Listeners per notification method: vscode-jsonrpc keeps one handler per method, so it fans out here. */
   private readonly listeners = new Map<string, Set<(params: unknown) => void>>();
+  /** The sessions this client opened, re-opened (attached unchanged) after a reconnect. */
+  private readonly sessions = new Map<string, unknown>();
+  private readonly closeListeners = new Set<() => void>();
+  private readonly reconnectListeners = new Set<(info: InitializeResult) => void>();
 
   constructor(
-    readonly rpc: MessageConnection,
-    private readonly socket: Socket,
-    /** The daemon's `initialize` answer. */
-    readonly info: InitializeResult,
+    rpc: MessageConnection,
+    socket: Socket,
+    info: InitializeResult,
+    private readonly redialer?: Redialer,
   ) {
-    rpc.onClose(() => (this.closed = true));
+    this.link = { rpc, socket, info };
+    this.watch(this.link);
+  }
+
+  /** The current link's JSON-RPC connection (replaced when the client reconnects). */
+  get rpc(): MessageConnection {
+    return this.link.rpc;
+  }
+
+  /** The daemon's `initialize` answer (of the current link). */
+  get info(): InitializeResult {
+    return this.link.info;
   }
 
   /** The file methods (SPEC §13) and chunked `upload`/`download`. */
   readonly fs: FsClient = new FsClient(this);
 
   /** Calls a declared method; rejects with `ExecdRpcError` when the daemon answers an error. */
-  async call<D extends AnyRequestDecl>(decl: D, params: ParamsOf<D>, options: CallOptions = {}): Promise<ResultOf<D>> {
-    const { signal } = options;
+  call<D extends AnyRequestDecl>(decl: D, params: ParamsOf<D>, options: CallOptions = {}): Promise<ResultOf<D>> {
+    return this.send(decl, params, options);
+  }
+
+  private async send<D extends AnyRequestDecl>(
+    decl: D,
+    given: ParamsOf<D>,
+    options: CallOptions,
+    subscribe?: (rpc: MessageConnection) => Disposable,
+  ): Promise<ResultOf<D>> {
+    const params = this.redialer ? withKey(decl.method, given) : given;
+    for (;;) {
+      if (this.redialing && !(await this.redialing)) {
+        throw new ExecdConnectError('the connection to the daemon was lost and could not be established again');
+      }
+      const link = this.link;
+      try {
+        const result = (await this.sendOn(link, decl.method, params, options, subscribe)) as ResultOf<D>;
+        this.remember(decl.method, params);
+        return result;
+      } catch (error) {
+        if (!this.redialer || this.closed || !linkLost(error)) throw toClientError(error, link.socket);
+        // A call the daemon may have acted on is sent again only with its key.
+        const sent = error instanceof ResponseError;
+        if (sent && !hasKey(params)) throw unkeyedLost(decl.method, link.socket);
+        this.lost(link);
+      }
+    }
+  }
+
+  private async sendOn(
+    link: Link,
+    method: string,
+    params: unknown,
+    { signal }: CallOptions,
+    subscribe?: (rpc: MessageConnection) => Disposable,
+  ): Promise<unknown> {
     const source = signal ? new CancellationTokenSource() : undefined;
     const onAbort = () => source?.cancel();
     if (signal?.aborted) onAbort();
     else signal?.addEventListener('abort', onAbort, { once: true });
+    const subscription = subscribe?.(link.rpc);
     try {
       const args: unknown[] = [params];
       if (source) args.push(source.token);
-      return await this.rpc.sendRequest(decl.method, ...args);
-    } catch (error) {
-      throw toClientError(error, this.socket);
+      return await link.rpc.sendRequest(method, ...args);
     } finally {
+      subscription?.dispose();
       signal?.removeEventListener('abort', onAbort);
       source?.dispose();
     }
+  }
+
+  /** Keeps the sessions this client has open, to re-open them on a new link. */
+  private remember(method: string, params: unknown): void {
+    const sessionId = (params as { sessionId?: string }).sessionId;
+    if (sessionId === undefined) return;
+    if (method === SessionOpen.method) this.sessions.set(sessionId, params);
+    else if (method === SessionClose.method) this.sessions.delete(sessionId);
   }
 
   /** Runs a foreground command, streaming its output to `onOutput` when given. */
@@ -156,12 +273,14 @@ export class ExecdClient {
     const { onOutput, onBytes, input, keepCapture } = options;
     if (!onOutput && !onBytes && !input) return this.call(ShellRun, params, options);
     const outputToken = `out-${process.pid}-${++outputTokenCounter}`;
-    const subscription = onBytes
-      ? this.rpc.onProgress(OutputBytesProgressType, outputToken, ({ stream, data }) =>
-          onBytes(stream, Buffer.from(data, 'base64')),
-        )
-      : this.rpc.onProgress(OutputProgressType, outputToken, (progress) => onOutput?.(progress));
-    const running = this.call(
+    // Subscribed on each link the request is sent on: a re-sent run streams on the new one.
+    const subscribe = (rpc: MessageConnection) =>
+      onBytes
+        ? rpc.onProgress(OutputBytesProgressType, outputToken, ({ stream, data }) =>
+            onBytes(stream, Buffer.from(data, 'base64')),
+          )
+        : rpc.onProgress(OutputProgressType, outputToken, (progress) => onOutput?.(progress));
+    const running = this.send(
       ShellRun,
       {
         ...params,
@@ -171,6 +290,7 @@ export class ExecdClient {
         ...(keepCapture !== undefined && { keepCapture }),
       },
       options,
+      subscribe,
     );
     // Sent after the run request, on the same connection: the daemon has its stdin open by then.
     const pump = input && pumpInput(this, params.sessionId, outputToken, input);
@@ -178,7 +298,6 @@ export class ExecdClient {
       return await running;
     } finally {
       pump?.stop();
-      subscription.dispose();
     }
   }
 
@@ -191,7 +310,7 @@ export class ExecdClient {
     let listeners = this.listeners.get(type.method);
     if (!listeners) {
       const fanOut = new Set<(params: unknown) => void>();
-      this.rpc.onNotification(type, (params: P) => fanOutTo(fanOut, params));
+      this.rpc.onNotification(type.method, (params: unknown) => fanOutTo(fanOut, params));
       this.listeners.set(type.method, fanOut);
       listeners = fanOut;
     }
@@ -211,30 +330,93 @@ export class ExecdClient {
    * streamed output: the daemon then pauses the command rather than queue its output).
    */
   pauseReading(): void {
-    this.socket.pause();
+    this.link.socket.pause();
   }
 
   /** Reads from the daemon again after `pauseReading`. */
   resumeReading(): void {
-    this.socket.resume();
+    this.link.socket.resume();
   }
 
-  /** Calls `listener` when the connection to the daemon is lost. */
+  /** Calls `listener` when the connection to the daemon is lost for good (with `reconnect`: when re-dialing gave up). */
   onClose(listener: () => void): Disposable {
-    return this.rpc.onClose(listener);
+    this.closeListeners.add(listener);
+    return { dispose: () => this.closeListeners.delete(listener) };
   }
 
-  /** True once the connection is gone. */
+  /** Calls `listener` with the new `initialize` answer each time the client reconnected (sessions re-opened). */
+  onReconnected(listener: (info: InitializeResult) => void): Disposable {
+    this.reconnectListeners.add(listener);
+    return { dispose: () => this.reconnectListeners.delete(listener) };
+  }
+
+  /** True once the connection is gone (with `reconnect`: for good). */
   get isClosed(): boolean {
     return this.closed;
   }
 
-  /** Closes the connection. */
+  /** Closes the connection; a reconnecting client stops re-dialing. */
   close(): void {
     this.closed = true;
-    this.rpc.dispose();
-    this.socket.end();
-    this.socket.destroy();
+    this.link.rpc.dispose();
+    this.link.socket.end();
+    this.link.socket.destroy();
+    this.ended();
+  }
+
+  private watch(link: Link): void {
+    link.rpc.onClose(() => this.lost(link));
+  }
+
+  /** The link dropped: re-dial (once, however many calls noticed), or end the client. */
+  private lost(link: Link): void {
+    if (this.closed || link !== this.link || this.redialing) return;
+    if (!this.redialer) {
+      this.closed = true;
+      this.ended();
+      return;
+    }
+    const redialing = this.redial(this.redialer);
+    this.redialing = redialing;
+    void redialing.then(() => {
+      if (this.redialing === redialing) this.redialing = undefined;
+    });
+  }
+
+  private async redial({ dial, policy }: Redialer): Promise<boolean> {
+    for (let attempt = 0; attempt < policy.maxAttempts; attempt++) {
+      await delay(backoffMs(policy, attempt));
+      if (this.closed) return false;
+      let link: Link | undefined;
+      try {
+        link = await dial();
+        for (const params of this.sessions.values()) await link.rpc.sendRequest(SessionOpen.method, params);
+      } catch {
+        link?.rpc.dispose();
+        link?.socket.destroy();
+        continue;
+      }
+      if (this.closed) {
+        link.rpc.dispose();
+        link.socket.destroy();
+        return false;
+      }
+      this.link = link;
+      for (const [method, fanOut] of this.listeners) {
+        link.rpc.onNotification(method, (params: unknown) => fanOutTo(fanOut, params));
+      }
+      this.watch(link);
+      for (const listener of [...this.reconnectListeners]) listener(link.info);
+      return true;
+    }
+    this.closed = true;
+    this.ended();
+    return false;
+  }
+
+  private ended(): void {
+    for (const listener of [...this.closeListeners]) listener();
+    this.closeListeners.clear();
   }
 }
 
@@ -319,12 +501,8 @@ async function openDaemonSocket(
   }
 }
 
-/**
- * Opens one authenticated connection to the daemon `options` name (a URL, else the local socket),
- * without starting one: `connect` of `connect.ts` is the library's entry, with `autoStart`.
- */
-export async function openConnection(options: ConnectOptions): Promise<ExecdClient> {
-  if (options.keepAliveMs !== undefined) assertKeepAliveMs(options.keepAliveMs);
+/** Opens one socket and authenticates on it. */
+async function dialLink(options: ConnectOptions): Promise<Link> {
   const { socket, token, adminToken } = await openDaemonSocket(options);
   const rpc = createDrainingConnection(socket);
   // Watches the handshake too (a daemon that vanishes before answering `initialize` is noticed);
@@ -340,7 +518,7 @@ export async function openConnection(options: ConnectOptions): Promise<ExecdClie
       client: { name: options.clientName ?? 'execd-client', version: options.clientVersion },
     });
     authed = true;
-    return new ExecdClient(rpc, socket, info);
+    return { rpc, socket, info };
   } catch (error) {
     rpc.dispose();
     socket.destroy();
@@ -356,4 +534,16 @@ export async function openConnection(options: ConnectOptions): Promise<ExecdClie
     }
     throw toClientError(error, socket);
   }
+}
+
+/**
+ * Opens one authenticated connection to the daemon `options` name (a URL, else the local socket),
+ * without starting one: `connect` of `connect.ts` is the library's entry, with `autoStart`. With
+ * `reconnect`, the client dials the same way again whenever the link drops.
+ */
+export async function openConnection(options: ConnectOptions): Promise<ExecdClient> {
+  if (options.keepAliveMs !== undefined) assertKeepAliveMs(options.keepAliveMs);
+  const policy = reconnectPolicy(options.reconnect);
+  const { rpc, socket, info } = await dialLink(options);
+  return new ExecdClient(rpc, socket, info, policy && { dial: () => dialLink(options), policy });
 }

@@ -10,6 +10,7 @@ import type { JobTable } from './jobs/job-table.js';
 import type { Logger } from './logger.js';
 import type { ProcessRegistry } from './process-registry.js';
 import type { RequestKeyStore } from './request-keys/key-store.js';
+import type { RegexChecker } from './waits/regex-checker.js';
 import type { SandboxRunner } from './sandbox/runner.js';
 import type { SessionTable } from './sessions.js';
 import type { SpillUsage } from './state/spill-sweep.js';
@@ -40,6 +41,8 @@ export interface DaemonContext {
   readonly runs: ActiveRuns;
   /** Request keys and their answers, per session (SPEC §14). */
   readonly requestKeys: RequestKeyStore;
+  /** The time-bounded thread `job/wait` patterns run on. */
+  readonly regex: RegexChecker;
   /** Background jobs, journaled. */
   readonly jobs: JobTable;
   /** Terminals (SPEC §9), journaled. */

@@ -25,6 +25,7 @@ import { killOrphanedGroups } from './jobs/recovery.js';
 import type { Logger } from './logger.js';
 import { ProcessRegistry } from './process-registry.js';
 import { RequestKeyStore } from './request-keys/key-store.js';
+import { RegexChecker } from './waits/regex-checker.js';
 import { createSandboxRunner } from './sandbox/runner.js';
 import { watchIdleSessions } from './session-lifecycle.js';
 import { SessionTable } from './sessions.js';
@@ -186,6 +187,7 @@ async function startOwnedDaemon(
     spawner,
     runs: new ActiveRuns(),
     requestKeys: new RequestKeyStore(() => config.get()),
+    regex: new RegexChecker(),
     jobs,
     terminals,
     terminalsUnavailable,
@@ -254,6 +256,7 @@ async function startOwnedDaemon(
       await step('release the locks', () => ownership.release());
       await step('stop the sweep', () => spill.stop());
       await step('close the spawner', () => context.spawner.close());
+      await step('end the pattern thread', () => context.regex.close());
       await step('log', () => context.log.info('shut down'));
       markClosed();
     })().catch((error: unknown) => {
@@ -269,6 +272,7 @@ async function startOwnedDaemon(
     context.log.warn({ err: error }, 'removing abandoned upload temp files failed'),
   );
   stopIdleSessions = watchIdleSessions(context);
+  context.regex.warm();
   // Every listener hands its sockets to this one accept path: the same limits for all of them.
   const accept = (socket: Socket) => {
     if (context.shuttingDown) {

@@ -25,6 +25,8 @@ ril.install();
 export const AbstractMessageWriter = rpc.AbstractMessageWriter;
 /** vscode-jsonrpc's `CancellationTokenSource`. */
 export const CancellationTokenSource = rpc.CancellationTokenSource;
+/** vscode-jsonrpc's `ConnectionError`: a request on a closed or disposed connection (never sent). */
+export const ConnectionError = rpc.ConnectionError;
 /** vscode-jsonrpc's `ErrorCodes`. */
 export const ErrorCodes = rpc.ErrorCodes;
 /** vscode-jsonrpc's `NotificationType`. */

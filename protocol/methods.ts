@@ -38,6 +38,7 @@ import type {
   JobReadResult,
   JobSnapshot,
   OutputBytesProgress,
+  JobWaitResult,
   OutputProgress,
   OutputReadResult,
   SessionCloseResult,
@@ -235,10 +236,42 @@ export const JobPeek = request<JobPeekResult>()('job/peek', (z) =>
   }),
 );
 
-/** `job/wait`: until the job settles or `timeoutMs` passes. */
-export const JobWait = request<JobSnapshot>()('job/wait', (z) =>
-  sessionJob(z).extend({ timeoutMs: positiveNumber().optional() }),
+/** Longest `until.output` pattern of a `job/wait`, in characters. */
+export const MAX_WAIT_PATTERN_CHARS = 1_000;
+
+/** `job/wait`: until the job settles, a condition of `until` holds (SPEC §14), or `timeoutMs` passes. */
+export const JobWait = request<JobWaitResult>()('job/wait', (z) =>
+  sessionJob(z).extend({
+    timeoutMs: positiveNumber().optional(),
+    until: z
+      .strictObject({
+        output: z
+          .string({ error: 'must be a regular expression' })
+          .min(1, { error: 'must be a non-empty regular expression' })
+          .max(MAX_WAIT_PATTERN_CHARS, { error: `must be at most ${MAX_WAIT_PATTERN_CHARS} characters` })
+          .refine(compiles, { error: 'must be a valid JavaScript regular expression' })
+          .optional(),
+        port: z
+          .number({ error: 'must be a TCP port from 1 to 65535' })
+          .int({ error: 'must be a TCP port from 1 to 65535' })
+          .min(1, { error: 'must be a TCP port from 1 to 65535' })
+          .max(65_535, { error: 'must be a TCP port from 1 to 65535' })
+          .optional(),
+        path: nulFreeString('must be a path').min(1, { error: 'must be a non-empty path' }).optional(),
+      })
+      .optional(),
+  }),
 );
+
+/** True when `pattern` is a regular expression JavaScript compiles (compiling is linear; running may not be). */
+function compiles(pattern: string): boolean {
+  try {
+    new RegExp(pattern, 'm');
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /** `job/kill`: resolves once the process tree is gone. */
 export const JobKill = keyed<{ killed: boolean }>()('job/kill', sessionJob);

@@ -59,7 +59,7 @@ import {
 } from './result-schemas.js';
 import { sandboxModeSchema, sandboxPolicySchema } from './sandbox.js';
 import type { TerminalExitedParams, TerminalOutputParams } from './terminal.js';
-import type { JobExitedParams, OutputBytesProgress, OutputProgress } from './types.js';
+import { WAIT_ENDS, type JobExitedParams, type OutputBytesProgress, type OutputProgress, type WaitEnd } from './types.js';
 import { zod, type Zod } from './zod.js';
 
 /** One result schema, checked against the declared result type of its method. */
@@ -111,7 +111,7 @@ const results = (): ResultEntry[] => [
   result(JobPeek, (z) =>
     z.object({ stdout: peekedStreamSchema(), stderr: peekedStreamSchema(), job: jobSnapshotSchema() }),
   ),
-  result(JobWait, () => jobSnapshotSchema()),
+  result(JobWait, (z) => jobSnapshotSchema().extend({ endedBy: z.enum(WAIT_ENDS as [WaitEnd, ...WaitEnd[]]) })),
   result(JobKill, (z) => z.object({ killed: z.boolean() })),
   result(JobList, (z) => z.array(jobSnapshotSchema())),
   result(JobRelease, (z) => z.object({ released: z.literal(true) })),

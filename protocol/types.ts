@@ -91,6 +91,15 @@ export interface JobSnapshot {
   sandbox?: SandboxReport;
 }
 
+/** What ended a `job/wait` (SPEC §14): the job settled, a condition of `until` held, or `timeoutMs` passed. */
+export type WaitEnd = 'settled' | 'output' | 'port' | 'path' | 'timeout';
+
+/** Every `WaitEnd`, for schemas. */
+export const WAIT_ENDS: readonly WaitEnd[] = ['settled', 'output', 'port', 'path', 'timeout'];
+
+/** Reply to `job/wait`: the job's snapshot and what ended the wait. */
+export type JobWaitResult = JobSnapshot & { endedBy: WaitEnd };
+
 /** Reply to `initialize`. */
 export interface InitializeResult {
   protocolVersion: typeof PROTOCOL_VERSION;

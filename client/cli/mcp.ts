@@ -48,7 +48,8 @@ export const mcpCommand: CommandRunner = async (argv, globals) => {
     allowPositionals: false,
     strict: true,
   });
-  const client = await connectOrStart(endpointOf(values, globals));
+  // Long-lived: a dropped link or a restarted daemon is dialed again, keyed tool calls re-sent (SPEC §14).
+  const client = await connectOrStart(endpointOf(values, globals), { clientName: 'execd-cli', reconnect: true });
   let stopped!: () => void;
   const done = new Promise<void>((resolveDone) => (stopped = resolveDone));
   const transport = new StdioServerTransport();

@@ -2,7 +2,8 @@
  * A daemon elsewhere, for the CLI (SPEC §12): `EXECD_URL` (`tls://HOST:PORT`, `tcp://HOST:PORT` or
  * `unix:///PATH`) with `EXECD_TOKEN`, and for TLS `EXECD_CA` (the CA file that signed the daemon's
  * certificate), `EXECD_CERT`/`EXECD_KEY` (a client certificate, for a daemon started with
- * `--tls-client-ca`) and `EXECD_KEEPALIVE_MS`. A daemon reached by URL is never auto-started.
+ * `--tls-client-ca`) and `EXECD_KEEPALIVE_MS`. A daemon reached by URL is never auto-started, and
+ * its connection reconnects when it drops.
  */
 import { readFileSync } from 'node:fs';
 import type { ConnectOptions } from '../connection.js';
@@ -38,5 +39,7 @@ export function remoteConnectOptions(env: NodeJS.ProcessEnv = process.env): Conn
     cert: readPem(env, 'EXECD_CERT'),
     key: readPem(env, 'EXECD_KEY'),
     keepAliveMs,
+    // A remote link drops (NAT, sleep, rescheduling): keyed calls survive it (SPEC §14).
+    reconnect: true,
   };
 }

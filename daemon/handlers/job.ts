@@ -2,6 +2,7 @@
  * `shell/start` and the job methods: start a background job, read, peek, wait, kill, list and
  * release it. Only connections that opened a job's owner session may touch it.
  */
+import { isAbsolute, relative, resolve } from 'node:path';
 import { BACKGROUND_DISABLED_MESSAGE, ExecdError } from '../../protocol/errors.js';
 import {
   JobClean,
@@ -16,6 +17,7 @@ import {
 } from '../../protocol/methods.js';
 import { requireAdmin } from '../admin.js';
 import { handler, type HandlerContext } from '../net/handler.js';
+import { waitUntil, type Until } from '../waits/wait-until.js';
 import type { Job } from '../jobs/job.js';
 import { cleanJobs, killJob, releaseJob, settledWithin } from '../jobs/job-control.js';
 import { emptyRead, peekJob, readJob } from '../jobs/job-reads.js';
@@ -34,6 +36,20 @@ function ownedJob(params: { sessionId: string; jobId: string }, { daemon, conn }
   const session = daemon.sessions.require(params.sessionId, conn);
   if (session instanceof ExecdError) return session;
   return daemon.jobs.require(params.jobId, params.sessionId);
+}
+
+/**
+ * `until` with its path made absolute against the session's cwd. A path inside the daemon's
+ * state dir is refused: commands cannot see it (the sandbox hides it), so neither may a wait.
+ */
+function resolveUntil(until: Until, sessionId: string, { daemon }: HandlerContext): Until | ExecdError {
+  if (until.path === undefined) return until;
+  const path = resolve(daemon.sessions.get(sessionId)?.cwd ?? process.cwd(), until.path);
+  const fromState = relative(daemon.stateDir, path);
+  if (fromState === '' || (!fromState.startsWith('..') && !isAbsolute(fromState))) {
+    return new ExecdError('INVALID_PARAMS', "until.path: must not be inside the daemon's state directory");
+  }
+  return { ...until, path };
 }
 
 /** Handlers of the background job methods. */
@@ -88,8 +104,22 @@ export const jobHandlers = [
   handler(JobWait, async (params, ctx) => {
     const job = ownedJob(params, ctx);
     if (job instanceof ExecdError) return job;
-    await settledWithin(job, params.timeoutMs);
-    return job.snapshot();
+    if (params.until === undefined) {
+      await settledWithin(job, params.timeoutMs);
+      return { ...job.snapshot(), endedBy: job.isSettled ? ('settled' as const) : ('timeout' as const) };
+    }
+    const until = resolveUntil(params.until, params.sessionId, ctx);
+    if (until instanceof ExecdError) return until;
+    const stops: Array<() => void> = [];
+    const endedBy = await waitUntil(job, until, params.timeoutMs, {
+      regex: ctx.daemon.regex,
+      cancelled: (listener) => {
+        const cancel = ctx.token.onCancellationRequested(listener);
+        stops.push(() => cancel.dispose(), ctx.conn.onClose(listener));
+      },
+    });
+    for (const stop of stops) stop();
+    return endedBy instanceof ExecdError ? endedBy : { ...job.snapshot(), endedBy };
   }),
 
   handler(JobKill, async (params, ctx) => {

@@ -1,0 +1,148 @@
+/**
+ * `job/wait` with `until` (SPEC §14): until the job settles, its output matches a pattern, a TCP
+ * port on the loopback accepts, a path exists, or the timeout passes — whichever comes first.
+ * Conditions are polled every `POLL_MS` (an agent waits for a dev server in one call, and learns
+ * of its port within a poll of it opening); a pattern is checked only when output grew, on the
+ * tail of each stream, on the checker's thread.
+ */
+import { open, stat } from 'node:fs/promises';
+import { connect } from 'node:net';
+import { MAX_TIMER_MS } from '../../protocol/config.js';
+import { ExecdError } from '../../protocol/errors.js';
+import type { WaitEnd } from '../../protocol/types.js';
+import type { Job } from '../jobs/job.js';
+import { CHECK_BUDGET_MS, MAX_WINDOW_BYTES, type RegexChecker } from './regex-checker.js';
+
+/** How often the conditions are looked at. */
+export const POLL_MS = 25;
+
+/** What a wait waits for besides the job settling. */
+export interface Until {
+  output?: string;
+  port?: number;
+  /** Absolute (already resolved against the session's cwd). */
+  path?: string;
+}
+
+/** What the wait needs from the daemon. */
+export interface WaitDeps {
+  regex: RegexChecker;
+  /** Calls the listener when the caller gives up (cancel, or its connection closed). */
+  cancelled: (listener: () => void) => void;
+}
+
+/** True once something accepts a TCP connection on the loopback `port`. */
+function portAccepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    const done = (open: boolean) => {
+      socket.destroy();
+      resolve(open);
+    };
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+    socket.setTimeout(1_000, () => done(false));
+  });
+}
+
+async function exists(path: string): Promise<boolean> {
+  return stat(path).then(
+    () => true,
+    () => false,
+  );
+}
+
+/** The tail of one log file, read on from where the last look ended. */
+class StreamWindow {
+  private offset = 0;
+  private window = Buffer.alloc(0);
+
+  constructor(private readonly path: string) {}
+
+  /** Reads what was appended; true when anything was. */
+  async grow(): Promise<boolean> {
+    let size: number;
+    try {
+      size = (await stat(this.path)).size;
+    } catch {
+      return false;
+    }
+    if (size <= this.offset) return false;
+    const from = Math.max(this.offset, size - MAX_WINDOW_BYTES);
+    const handle = await open(this.path, 'r');
+    try {
+      const fresh = Buffer.alloc(size - from);
+      const { bytesRead } = await handle.read(fresh, 0, fresh.length, from);
+      this.offset = from + bytesRead;
+      const joined = Buffer.concat([this.window, fresh.subarray(0, bytesRead)]);
+      this.window = joined.subarray(Math.max(0, joined.length - MAX_WINDOW_BYTES));
+    } finally {
+      await handle.close();
+    }
+    return true;
+  }
+
+  get text(): string {
+    return this.window.toString('utf8');
+  }
+}
+
+/** Waits as `job/wait` does; resolves with what ended the wait, or an error for a pattern that ran out of time. */
+export async function waitUntil(
+  job: Job,
+  until: Until,
+  timeoutMs: number | undefined,
+  deps: WaitDeps,
+): Promise<WaitEnd | ExecdError> {
+  if (job.isSettled) return 'settled';
+  const streams =
+    until.output === undefined ? [] : Object.values(job.identity.logPaths).map((path) => new StreamWindow(path));
+  let ended: WaitEnd | ExecdError | undefined;
+  let finish: () => void = () => {};
+  const over = new Promise<void>((resolve) => (finish = resolve));
+  const end = (why: WaitEnd | ExecdError) => {
+    ended ??= why;
+    finish();
+  };
+  const timer =
+    timeoutMs === undefined ? undefined : setTimeout(() => end('timeout'), Math.min(timeoutMs, MAX_TIMER_MS));
+  timer?.unref();
+  job.settled.then(
+    () => end('settled'),
+    () => end('settled'),
+  );
+  deps.cancelled(() => end('timeout'));
+
+  const look = async (): Promise<WaitEnd | ExecdError | undefined> => {
+    if (until.port !== undefined && (await portAccepts(until.port))) return 'port';
+    if (until.path !== undefined && (await exists(until.path))) return 'path';
+    if (until.output !== undefined) {
+      for (const stream of streams) {
+        if (!(await stream.grow())) continue;
+        const text = stream.text;
+        const outcome = await deps.regex.test(until.output, text);
+        if (outcome === 'timeout') {
+          return new ExecdError(
+            'INVALID_PARAMS',
+            `until.output: the pattern ran longer than ${CHECK_BUDGET_MS} ms on ${Buffer.byteLength(text)} bytes of output; use a simpler pattern`,
+          );
+        }
+        if (outcome) return 'output';
+      }
+    }
+    return undefined;
+  };
+
+  const result = () => ended;
+  try {
+    for (;;) {
+      const seen = await look();
+      if (seen !== undefined) end(seen);
+      const why = result();
+      if (why !== undefined) return why;
+      await Promise.race([over, new Promise((resolve) => setTimeout(resolve, POLL_MS).unref())]);
+    }
+  } finally {
+    clearTimeout(timer);
+  }
+}

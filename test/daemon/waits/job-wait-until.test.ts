@@ -1,0 +1,129 @@
+/**
+ * `job/wait` with `until` (SPEC §14): a real job opens a port, prints a line, creates a file; the
+ * wait ends on the first and says which. A catastrophic pattern runs on the checker's thread under
+ * its time bound, while another client's requests are answered as usual.
+ */
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ExecdRpcError } from '../../../client/connection.js';
+import { ConfigGet, JobWait, ShellStart } from '../../../protocol/methods.js';
+import { startDaemon } from '../../helpers/daemon.js';
+
+/** A TCP port nothing listens on right now. */
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+describe('job/wait until', () => {
+  it('port: answers within 100 ms of the port opening, endedBy port', async () => {
+    const daemon = await startDaemon();
+    const client = await daemon.session('w');
+    const port = await freePort();
+    const opened = join(daemon.dir, 'opened');
+    const server = `require('net').createServer().listen(${port}, '127.0.0.1', () => require('fs').writeFileSync(${JSON.stringify(opened)}, String(Date.now())))`;
+    const job = await client.call(ShellStart, {
+      sessionId: 'w',
+      command: `sleep 1; exec ${JSON.stringify(process.execPath)} -e ${JSON.stringify(server)}`,
+    });
+    const answer = await client.call(JobWait, { sessionId: 'w', jobId: job.jobId, timeoutMs: 30_000, until: { port } });
+    const answeredAt = Date.now();
+    const { readFileSync } = await import('node:fs');
+    const openedAt = Number(readFileSync(opened, 'utf8'));
+    console.log(`job/wait until port answered ${answeredAt - openedAt} ms after the port opened`);
+    expect(answer).toMatchObject({ status: 'running', endedBy: 'port' });
+    expect(answeredAt - openedAt).toBeLessThan(100);
+  });
+
+  it('output, path, settled and timeout each end the wait and are named', async () => {
+    const daemon = await startDaemon();
+    const client = await daemon.session('w');
+    const start = (command: string) => client.call(ShellStart, { sessionId: 'w', command });
+    const printer = await start('echo starting; sleep 0.3; echo "server ready on 8080"; sleep 30');
+    const printed = await client.call(JobWait, {
+      sessionId: 'w',
+      jobId: printer.jobId,
+      timeoutMs: 20_000,
+      until: { output: 'ready on \\d+$' },
+    });
+    expect(printed).toMatchObject({ status: 'running', endedBy: 'output' });
+
+    const toucher = await start('sleep 0.3; mkdir -p out && touch out/done; sleep 30');
+    const touched = await client.call(JobWait, {
+      sessionId: 'w',
+      jobId: toucher.jobId,
+      timeoutMs: 20_000,
+      until: { path: 'out/done' },
+    });
+    expect(touched.endedBy).toBe('path');
+
+    const quick = await start('echo nothing to see');
+    const settled = await client.call(JobWait, { sessionId: 'w', jobId: quick.jobId, until: { output: 'never' } });
+    expect(settled).toMatchObject({ status: 'completed', endedBy: 'settled' });
+
+    const slow = await start('sleep 30');
+    const timedOut = await client.call(JobWait, {
+      sessionId: 'w',
+      jobId: slow.jobId,
+      timeoutMs: 300,
+      until: { port: await freePort() },
+    });
+    expect(timedOut).toMatchObject({ status: 'running', endedBy: 'timeout' });
+    const plain = await client.call(JobWait, { sessionId: 'w', jobId: quick.jobId });
+    expect(plain.endedBy).toBe('settled');
+
+    const bad = await client
+      .call(JobWait, { sessionId: 'w', jobId: slow.jobId, until: { output: '(unclosed' } })
+      .catch((error: unknown) => error);
+    expect((bad as ExecdRpcError).message).toBe('until.output must be a valid JavaScript regular expression');
+    const hidden = await client
+      .call(JobWait, { sessionId: 'w', jobId: slow.jobId, until: { path: join(daemon.stateDir, 'token') } })
+      .catch((error: unknown) => error);
+    expect((hidden as ExecdRpcError).errorName).toBe('INVALID_PARAMS');
+  });
+
+  it('a catastrophic pattern leaves another client’s config/get under 50 ms and fails its own wait clearly', async () => {
+    const daemon = await startDaemon();
+    const client = await daemon.session('w');
+    const other = await daemon.connect();
+    // Warm: the first request of a method builds its schema; what is measured is the pattern's stall.
+    await other.call(ConfigGet, {});
+    const job = await client.call(ShellStart, { sessionId: 'w', command: `printf '${'a'.repeat(40)}x\\n'; sleep 30` });
+    const started = Date.now();
+    const waited = client
+      .call(JobWait, { sessionId: 'w', jobId: job.jobId, timeoutMs: 20_000, until: { output: '^(a+)+$' } })
+      .catch((error: unknown) => error);
+    let done = false;
+    void waited.then(() => (done = true));
+    const latencies: number[] = [];
+    while (!done || latencies.length < 20) {
+      const asked = performance.now();
+      await other.call(ConfigGet, {});
+      latencies.push(performance.now() - asked);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    const failure = await waited;
+    const worst = Math.max(...latencies);
+    console.log(`config/get latencies (ms): ${latencies.map((ms) => ms.toFixed(1)).join(' ')}`);
+    console.log(
+      `catastrophic pattern: wait failed after ${Date.now() - started} ms; ${latencies.length} config/get meanwhile, worst ${worst.toFixed(1)} ms`,
+    );
+    expect(failure).toBeInstanceOf(ExecdRpcError);
+    expect((failure as ExecdRpcError).message).toMatch(/^until\.output: the pattern ran longer than 250 ms/);
+    expect(worst).toBeLessThan(50);
+    // The thread was replaced: a sane pattern works afterwards.
+    const again = await client.call(JobWait, {
+      sessionId: 'w',
+      jobId: job.jobId,
+      timeoutMs: 5_000,
+      until: { output: 'x$' },
+    });
+    expect(again.endedBy).toBe('output');
+  });
+});
