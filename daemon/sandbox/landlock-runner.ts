@@ -93,9 +93,12 @@ export async function probeLandlock(): Promise<LandlockProbe> {
   }
 }
 
-/** What the Landlock runner enforces on a kernel of `abi` (TCP from ABI 4, signal scoping from 6). */
+/**
+ * What the Landlock runner enforces on a kernel of `abi` (TCP from ABI 4, signal scoping from 6);
+ * the daemon's socket through the launcher's seccomp filter, which refuses new Unix sockets.
+ */
 export function landlockGuarantees(abi: number): SandboxGuarantee[] {
-  const guarantees: SandboxGuarantee[] = ['files', 'daemon-files'];
+  const guarantees: SandboxGuarantee[] = ['files', 'daemon-files', 'daemon-socket'];
   if (abi >= NET_ABI) guarantees.push('network-off');
   if (abi >= 6) guarantees.push('signals');
   return guarantees;
