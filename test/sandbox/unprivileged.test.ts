@@ -47,7 +47,9 @@ describe('sandbox in the unprivileged condition (uid 1000, no capabilities, max_
     const base = ownedDir(mkdtempSync(join(tmpdir(), 'execd-unpriv-')));
     onTestFinished(() => rmSync(base, { recursive: true, force: true }));
     const workspace = ownedDir(join(base, 'ws'));
-    const outside = ownedDir(join(base, 'outside'));
+    // Outside the workspace and the temp dir (which workspace-write may write under Landlock).
+    const outside = ownedDir(mkdtempSync('/var/tmp/execd-unpriv-outside-'));
+    onTestFinished(() => rmSync(outside, { recursive: true, force: true }));
     const daemon = await startDaemon({
       launcher: ['bash', UNPRIVILEGED],
       socketPath: join(base, 'run', 'execd.sock'),
