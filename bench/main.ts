@@ -11,6 +11,7 @@ import { benchCli } from './b5-cli.js';
 import { benchTerminalLatency } from './b6-terminal-latency.js';
 import { benchStdinRead } from './b7-stdin-read.js';
 import { benchTerminalRss } from './b8-terminal-rss.js';
+import { benchSandbox } from './b11-sandbox.js';
 import { runCleanups } from './cleanup.js';
 import { startBenchDaemon, type BenchDaemon } from './daemon.js';
 import { readMemory } from './proc-stats.js';
@@ -27,6 +28,7 @@ const BENCHES: ReadonlyArray<[string, (daemon: BenchDaemon) => Promise<Figure[]>
   ['B6', benchTerminalLatency],
   ['B7', benchStdinRead],
   ['B8', benchTerminalRss],
+  ['B11', benchSandbox],
 ];
 
 /** `npm run bench -- B6 B7 B8` measures only those figures (for profiling one of them). */
