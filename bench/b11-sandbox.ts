@@ -41,7 +41,11 @@ export async function benchSandbox(daemon: BenchDaemon): Promise<Figure[]> {
       RUNS,
       WARMUP,
     );
-    const [u, b, l] = ['unconfined', 'bwrap', 'landlock'].map((name) => times.get(name)!) as [number[], number[], number[]];
+    const [u, b, l] = ['unconfined', 'bwrap', 'landlock'].map((name) => times.get(name)!) as [
+      number[],
+      number[],
+      number[],
+    ];
     const ms = (values: number[], p: number) => `${percentile(values, p).toFixed(1)} ms`;
     return [
       {

@@ -15,6 +15,7 @@
  */
 import { closeSync, openSync, readdirSync, statSync, writeSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import type * as Koffi from 'koffi';
 import {
   ENV_CHUNK_PREFIX,
   handledFs,
@@ -57,7 +58,7 @@ interface Libc {
 }
 
 function loadLibc(): Libc {
-  const koffi = createRequire(import.meta.url)('koffi') as typeof import('koffi');
+  const koffi = createRequire(import.meta.url)('koffi') as typeof Koffi;
   const lib = koffi.load('libc.so.6');
   return {
     syscall: lib.func('long syscall(long nr, ...)'),
@@ -137,7 +138,9 @@ function addRules(libc: Libc, ruleset: number, abi: number, plan: LandlockPlan):
     try {
       rule.writeBigUInt64LE(BigInt(ruleRights(grant.kind, isDir, abi)), 0);
       rule.writeInt32LE(fd, 8);
-      const done = Number(libc.syscall(SYS_ADD_RULE, 'int', ruleset, 'int', RULE_PATH_BENEATH, 'void *', rule, 'uint32_t', 0));
+      const done = Number(
+        libc.syscall(SYS_ADD_RULE, 'int', ruleset, 'int', RULE_PATH_BENEATH, 'void *', rule, 'uint32_t', 0),
+      );
       if (done < 0) fail(libc, `landlock_add_rule ${grant.path}`);
     } finally {
       closeSync(fd);
@@ -173,10 +176,23 @@ function restrict(libc: Libc, plan: LandlockPlan): number {
   const ruleset = createRuleset(libc, abi, plan.network);
   try {
     addRules(libc, ruleset, abi, plan);
-    if (libc.prctl(PR_SET_NO_NEW_PRIVS, 'unsigned long', 1, 'unsigned long', 0, 'unsigned long', 0, 'unsigned long', 0) !== 0)
+    if (
+      libc.prctl(
+        PR_SET_NO_NEW_PRIVS,
+        'unsigned long',
+        1,
+        'unsigned long',
+        0,
+        'unsigned long',
+        0,
+        'unsigned long',
+        0,
+      ) !== 0
+    )
       fail(libc, 'prctl(PR_SET_NO_NEW_PRIVS)');
     refuseUnixSockets(libc);
-    if (Number(libc.syscall(SYS_RESTRICT_SELF, 'int', ruleset, 'uint32_t', 0)) < 0) fail(libc, 'landlock_restrict_self');
+    if (Number(libc.syscall(SYS_RESTRICT_SELF, 'int', ruleset, 'uint32_t', 0)) < 0)
+      fail(libc, 'landlock_restrict_self');
   } finally {
     closeSync(ruleset);
   }
@@ -186,7 +202,8 @@ function restrict(libc: Libc, plan: LandlockPlan): number {
 /** The command's environment, reassembled from its chunks. */
 function commandEnv(): (string | null)[] {
   let json = '';
-  for (let n = 0; process.env[`${ENV_CHUNK_PREFIX}${n}`] !== undefined; n++) json += process.env[`${ENV_CHUNK_PREFIX}${n}`];
+  for (let n = 0; process.env[`${ENV_CHUNK_PREFIX}${n}`] !== undefined; n++)
+    json += process.env[`${ENV_CHUNK_PREFIX}${n}`];
   const env = JSON.parse(json || '{}') as Record<string, string>;
   return [...Object.entries(env).map(([key, value]) => `${key}=${value}`), null];
 }

@@ -18,7 +18,16 @@ export const LAUNCHER = join(import.meta.dirname, 'landlock-launcher.js');
 const PROBE_TIMEOUT_MS = 10_000;
 
 /** Devices every confined command reads and writes: the null sink, randomness, its terminal. */
-const DEVICES = ['/dev/null', '/dev/zero', '/dev/full', '/dev/random', '/dev/urandom', '/dev/tty', '/dev/ptmx', '/dev/pts'];
+const DEVICES = [
+  '/dev/null',
+  '/dev/zero',
+  '/dev/full',
+  '/dev/random',
+  '/dev/urandom',
+  '/dev/tty',
+  '/dev/ptmx',
+  '/dev/pts',
+];
 
 /** Temp directories `workspace-write` adds (shared with the host: Landlock has no private mounts). */
 function tempDirs(): string[] {

@@ -16,7 +16,9 @@ describe('execd status', { timeout: 180_000 }, () => {
     expect(table.stdout).toMatch(new RegExp(`^socket +${world.socketPath}$`, 'm'));
     expect(table.stdout).toMatch(/^spawns +1 in the daemon, 0 by its spawner process$/m);
     // The sandbox runner bwrap works here: `auto` took it and the line says what it enforces.
-    expect(table.stdout).toMatch(/^sandbox runner +bwrap, enforces files, daemon-files, daemon-socket, processes, network-off$/m);
+    expect(table.stdout).toMatch(
+      /^sandbox runner +bwrap, enforces files, daemon-files, daemon-socket, processes, network-off$/m,
+    );
     expect(table.stdout).toMatch(/^SESSION +CONNECTIONS +RUNNING JOBS +CWD$/m);
     expect(table.stdout).toMatch(new RegExp(`^cli +0 +0 +${world.dir}$`, 'm'));
     const json = JSON.parse((await world.run(['status', '--json'])).stdout) as DaemonStatusResult;

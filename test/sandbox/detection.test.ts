@@ -58,7 +58,9 @@ describe('runnerFailure', () => {
   });
 
   it("names the Landlock launcher's own message", () => {
-    expect(runnerFailure({ ...base, stderr: 'landlock: cannot grant /x: ENOENT\n' })).toBe('landlock: cannot grant /x: ENOENT');
+    expect(runnerFailure({ ...base, stderr: 'landlock: cannot grant /x: ENOENT\n' })).toBe(
+      'landlock: cannot grant /x: ENOENT',
+    );
   });
 
   it('is undefined for a command that failed by itself', () => {

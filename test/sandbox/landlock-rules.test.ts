@@ -21,9 +21,10 @@ function fakeList(tree: Tree): ListDir {
     let node: Tree | string | undefined = tree;
     for (const part of dir.split('/').filter(Boolean)) node = typeof node === 'object' ? node[part] : undefined;
     if (typeof node !== 'object') return [];
-    return Object.entries(node).map(
-      ([name, child]): Entry => ({ name, type: child === '->' ? 'symlink' : typeof child === 'object' ? 'dir' : 'other' }),
-    );
+    return Object.entries(node).map(([name, child]): Entry => ({
+      name,
+      type: child === '->' ? 'symlink' : typeof child === 'object' ? 'dir' : 'other',
+    }));
   };
 }
 
@@ -48,9 +49,9 @@ describe('expandGrant', () => {
   });
 
   it('grants nothing inside a hidden directory', () => {
-    expect(expandGrant('/home/u/.local/state/execd/spill', 'read', ['/home/u/.local/state/execd'], fakeList(tree))).toEqual(
-      [],
-    );
+    expect(
+      expandGrant('/home/u/.local/state/execd/spill', 'read', ['/home/u/.local/state/execd'], fakeList(tree)),
+    ).toEqual([]);
   });
 });
 

@@ -46,7 +46,8 @@ describe.each(BACKENDS)('sandbox under $name', (backend) => {
     ...options,
     config: { ...backend.config, ...options.config },
   });
-  const session = (sandbox?: SandboxPolicy, options?: TestDaemonOptions) => sandboxedSession(sandbox, withBackend(options));
+  const session = (sandbox?: SandboxPolicy, options?: TestDaemonOptions) =>
+    sandboxedSession(sandbox, withBackend(options));
 
   describe('sandbox: what the machine can enforce', () => {
     it('advertises all three modes and names the runner and what it enforces', async () => {
@@ -81,7 +82,9 @@ describe.each(BACKENDS)('sandbox under $name', (backend) => {
       expect(etc.exitCode).toBe(1);
       expect(etc.sandbox).toEqual({ mode: 'workspace-write', denied: true, enforcement: backend.name });
       expect(existsSync('/etc/execd-sandbox-test')).toBe(false);
-      expect(renderResult(etc)).toMatch(/\[sandbox: file access denied under workspace-write mode\]\n\[exit code: 1\]$/);
+      expect(renderResult(etc)).toMatch(
+        /\[sandbox: file access denied under workspace-write mode\]\n\[exit code: 1\]$/,
+      );
 
       const homeFile = join(homedir(), `execd-sandbox-test-${process.pid}`);
       try {

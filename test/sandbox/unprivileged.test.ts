@@ -68,13 +68,18 @@ describe('sandbox in the unprivileged condition (uid 1000, no capabilities, max_
       command: 'id -u; grep CapEff /proc/self/status; cat /proc/sys/user/max_user_namespaces; bwrap --ro-bind / / true',
       sandboxPolicy: { mode: 'danger-full-access' },
     });
-    console.log(`unprivileged condition: ${facts.stdout.text.trim().replace(/\n/g, ' | ')} | ${facts.stderr.text.trim()}`);
+    console.log(
+      `unprivileged condition: ${facts.stdout.text.trim().replace(/\n/g, ' | ')} | ${facts.stderr.text.trim()}`,
+    );
     expect(facts.stdout.text).toBe('1000\nCapEff:\t0000000000000000\n0\n');
     expect(facts.stderr.text).toMatch(/^bwrap: /);
 
     // workspace-write: inside lands, outside (a directory uid 1000 owns) is denied and reported.
     const inside = await client.run({ sessionId: 's1', command: 'echo in > in.txt && cat in.txt' });
-    expect(inside).toMatchObject({ exitCode: 0, sandbox: { mode: 'workspace-write', denied: false, enforcement: 'landlock' } });
+    expect(inside).toMatchObject({
+      exitCode: 0,
+      sandbox: { mode: 'workspace-write', denied: false, enforcement: 'landlock' },
+    });
     const denied = await client.run({ sessionId: 's1', command: `echo out > '${outside}/w.txt'` });
     expect(denied.sandbox).toEqual({ mode: 'workspace-write', denied: true, enforcement: 'landlock' });
     expect(existsSync(join(outside, 'w.txt'))).toBe(false);
@@ -86,8 +91,17 @@ describe('sandbox in the unprivileged condition (uid 1000, no capabilities, max_
     expect(free.exitCode).toBe(0);
 
     // read-only: every write is denied, in the workspace too.
-    for (const target of [join(workspace, 'ro.txt'), join(workspace, 'in.txt'), join(outside, 'ro.txt'), '/tmp/execd-unpriv-ro']) {
-      const write = await client.run({ sessionId: 's1', command: `echo x > '${target}'`, sandboxPolicy: { mode: 'read-only' } });
+    for (const target of [
+      join(workspace, 'ro.txt'),
+      join(workspace, 'in.txt'),
+      join(outside, 'ro.txt'),
+      '/tmp/execd-unpriv-ro',
+    ]) {
+      const write = await client.run({
+        sessionId: 's1',
+        command: `echo x > '${target}'`,
+        sandboxPolicy: { mode: 'read-only' },
+      });
       expect(write.sandbox, target).toEqual({ mode: 'read-only', denied: true, enforcement: 'landlock' });
     }
     expect(readFileSync(join(workspace, 'in.txt'), 'utf8')).toBe('in\n');

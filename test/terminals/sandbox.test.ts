@@ -43,7 +43,6 @@ describe.each(BACKENDS)('confined terminal under $name', (backend) => {
     expect(socketTry.output).toMatch(/refused (ENOENT|ECONNREFUSED|EACCES)/);
     expect(socketTry.exitCode).toBe(3);
 
-
     const sleep = uniqueSleep();
     await run(`(trap '' TERM HUP; exec sleep ${sleep}) & disown`);
     // The run may end before the background subshell has exec'd sleep: wait until it shows.
