@@ -13,6 +13,7 @@ import { benchStdinRead } from './b7-stdin-read.js';
 import { benchTerminalRss } from './b8-terminal-rss.js';
 import { benchColdStart } from './b9-cold-start.js';
 import { benchFootprint } from './b10-footprint.js';
+import { benchSandbox } from './b1-sandbox.js';
 import { runCleanups } from './cleanup.js';
 import { startBenchDaemon, type BenchDaemon } from './daemon.js';
 import { readMemory } from './proc-stats.js';
@@ -29,6 +30,7 @@ const BENCHES: ReadonlyArray<[string, (daemon: BenchDaemon) => Promise<Figure[]>
   ['B6', benchTerminalLatency],
   ['B7', benchStdinRead],
   ['B8', benchTerminalRss],
+  ['B1SANDBOX', benchSandbox],
   ['B9', benchColdStart],
   ['B10', benchFootprint],
 ];

@@ -1,5 +1,6 @@
 /** `execd status`: what the daemon is doing, without starting one. */
 import { DaemonStatus } from '../../protocol/methods.js';
+import type { SandboxBackendInfo } from '../../protocol/sandbox.js';
 import type { DaemonStatusResult } from '../../protocol/types.js';
 import type { Endpoint } from '../endpoint.js';
 import { commandHelp, endpointOf, ENDPOINT_OPTIONS, parseCommand, type CommandRunner } from './args.js';
@@ -17,6 +18,13 @@ start a daemon: exits 3 with one line when none is running.`,
 
 /** Exit code of `execd status` when no daemon runs (as `systemctl status` for an inactive unit). */
 export const EXIT_NOT_RUNNING = 3;
+
+/** The sandbox runner and what it enforces, on one line (`none` with the reason when none works). */
+export function formatRunner(sandbox: SandboxBackendInfo): string {
+  if (sandbox.backend === null) return `none: confined modes fail closed (${sandbox.unavailable ?? 'no runner'})`;
+  const abi = sandbox.landlockAbi === undefined ? '' : ` ABI ${sandbox.landlockAbi}`;
+  return `${sandbox.backend}${abi}, enforces ${sandbox.enforces.join(', ')}`;
+}
 
 /** The status as text for people. */
 export function formatStatus(status: DaemonStatusResult, endpoint: Endpoint): string {
@@ -38,6 +46,7 @@ export function formatStatus(status: DaemonStatusResult, endpoint: Endpoint): st
       ]),
       ['spill', `${status.spill.files} files, ${formatBytes(status.spill.bytes)}`],
       ['sandbox', status.config.defaultSandboxMode],
+      ['sandbox runner', formatRunner(status.sandbox)],
     ],
   );
   const sessions =

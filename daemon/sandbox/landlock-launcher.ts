@@ -15,6 +15,7 @@
  */
 import { closeSync, openSync, readdirSync, statSync, writeSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import type * as Koffi from 'koffi';
 import {
   ENV_CHUNK_PREFIX,
   handledFs,
@@ -26,6 +27,7 @@ import {
   type Entry,
   type LandlockPlan,
 } from './landlock-rules.js';
+import { unixSocketFilter } from './unix-socket-filter.js';
 
 const SYS_CREATE_RULESET = 444;
 const SYS_ADD_RULE = 445;
@@ -33,6 +35,8 @@ const SYS_RESTRICT_SELF = 446;
 const CREATE_RULESET_VERSION = 1;
 const RULE_PATH_BENEATH = 1;
 const PR_SET_NO_NEW_PRIVS = 38;
+const PR_SET_SECCOMP = 22;
+const SECCOMP_MODE_FILTER = 2;
 const SIGPIPE = 13;
 const F_SETFD = 2;
 /** `O_PATH` (the same value on x86-64 and arm64; node adds `O_CLOEXEC` itself). */
@@ -49,10 +53,12 @@ interface Libc {
   fcntl: (...args: unknown[]) => number;
   strerror: (errnum: number) => string;
   errno: () => number;
+  /** The address of a copy of `bytes` in memory that stays until `free`. */
+  copy: (bytes: Buffer) => { address: bigint; free: () => void };
 }
 
 function loadLibc(): Libc {
-  const koffi = createRequire(import.meta.url)('koffi') as typeof import('koffi');
+  const koffi = createRequire(import.meta.url)('koffi') as typeof Koffi;
   const lib = koffi.load('libc.so.6');
   return {
     syscall: lib.func('long syscall(long nr, ...)'),
@@ -62,6 +68,11 @@ function loadLibc(): Libc {
     fcntl: lib.func('int fcntl(int fd, int cmd, ...)'),
     strerror: lib.func('const char *strerror(int errnum)'),
     errno: () => koffi.errno(),
+    copy: (bytes) => {
+      const memory: unknown = koffi.alloc('uint8_t', bytes.length);
+      koffi.encode(memory, 'uint8_t', [...bytes], bytes.length);
+      return { address: koffi.address(memory), free: () => koffi.free(memory) };
+    },
   };
 }
 
@@ -127,11 +138,33 @@ function addRules(libc: Libc, ruleset: number, abi: number, plan: LandlockPlan):
     try {
       rule.writeBigUInt64LE(BigInt(ruleRights(grant.kind, isDir, abi)), 0);
       rule.writeInt32LE(fd, 8);
-      const done = Number(libc.syscall(SYS_ADD_RULE, 'int', ruleset, 'int', RULE_PATH_BENEATH, 'void *', rule, 'uint32_t', 0));
+      const done = Number(
+        libc.syscall(SYS_ADD_RULE, 'int', ruleset, 'int', RULE_PATH_BENEATH, 'void *', rule, 'uint32_t', 0),
+      );
       if (done < 0) fail(libc, `landlock_add_rule ${grant.path}`);
     } finally {
       closeSync(fd);
     }
+  }
+}
+
+/** Installs the seccomp filter that refuses new Unix sockets (see unix-socket-filter.ts). */
+function refuseUnixSockets(libc: Libc): void {
+  let program: Buffer;
+  try {
+    program = unixSocketFilter(process.arch);
+  } catch (error) {
+    throw new LaunchError((error as Error).message);
+  }
+  const filter = libc.copy(program);
+  try {
+    const fprog = Buffer.alloc(16);
+    fprog.writeUInt16LE(program.length / 8, 0);
+    fprog.writeBigUInt64LE(filter.address, 8);
+    if (libc.prctl(PR_SET_SECCOMP, 'unsigned long', SECCOMP_MODE_FILTER, 'void *', fprog) !== 0)
+      fail(libc, 'prctl(PR_SET_SECCOMP)');
+  } finally {
+    filter.free();
   }
 }
 
@@ -143,9 +176,23 @@ function restrict(libc: Libc, plan: LandlockPlan): number {
   const ruleset = createRuleset(libc, abi, plan.network);
   try {
     addRules(libc, ruleset, abi, plan);
-    if (libc.prctl(PR_SET_NO_NEW_PRIVS, 'unsigned long', 1, 'unsigned long', 0, 'unsigned long', 0, 'unsigned long', 0) !== 0)
+    if (
+      libc.prctl(
+        PR_SET_NO_NEW_PRIVS,
+        'unsigned long',
+        1,
+        'unsigned long',
+        0,
+        'unsigned long',
+        0,
+        'unsigned long',
+        0,
+      ) !== 0
+    )
       fail(libc, 'prctl(PR_SET_NO_NEW_PRIVS)');
-    if (Number(libc.syscall(SYS_RESTRICT_SELF, 'int', ruleset, 'uint32_t', 0)) < 0) fail(libc, 'landlock_restrict_self');
+    refuseUnixSockets(libc);
+    if (Number(libc.syscall(SYS_RESTRICT_SELF, 'int', ruleset, 'uint32_t', 0)) < 0)
+      fail(libc, 'landlock_restrict_self');
   } finally {
     closeSync(ruleset);
   }
@@ -155,7 +202,8 @@ function restrict(libc: Libc, plan: LandlockPlan): number {
 /** The command's environment, reassembled from its chunks. */
 function commandEnv(): (string | null)[] {
   let json = '';
-  for (let n = 0; process.env[`${ENV_CHUNK_PREFIX}${n}`] !== undefined; n++) json += process.env[`${ENV_CHUNK_PREFIX}${n}`];
+  for (let n = 0; process.env[`${ENV_CHUNK_PREFIX}${n}`] !== undefined; n++)
+    json += process.env[`${ENV_CHUNK_PREFIX}${n}`];
   const env = JSON.parse(json || '{}') as Record<string, string>;
   return [...Object.entries(env).map(([key, value]) => `${key}=${value}`), null];
 }

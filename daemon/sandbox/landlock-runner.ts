@@ -18,7 +18,16 @@ export const LAUNCHER = join(import.meta.dirname, 'landlock-launcher.js');
 const PROBE_TIMEOUT_MS = 10_000;
 
 /** Devices every confined command reads and writes: the null sink, randomness, its terminal. */
-const DEVICES = ['/dev/null', '/dev/zero', '/dev/full', '/dev/random', '/dev/urandom', '/dev/tty', '/dev/ptmx', '/dev/pts'];
+const DEVICES = [
+  '/dev/null',
+  '/dev/zero',
+  '/dev/full',
+  '/dev/random',
+  '/dev/urandom',
+  '/dev/tty',
+  '/dev/ptmx',
+  '/dev/pts',
+];
 
 /** Temp directories `workspace-write` adds (shared with the host: Landlock has no private mounts). */
 function tempDirs(): string[] {
@@ -89,9 +98,12 @@ export async function probeLandlock(): Promise<LandlockProbe> {
   }
 }
 
-/** What the Landlock runner enforces on a kernel of `abi` (TCP from ABI 4, signal scoping from 6). */
+/**
+ * What the Landlock runner enforces on a kernel of `abi` (TCP from ABI 4, signal scoping from 6);
+ * the daemon's socket through the launcher's seccomp filter, which refuses new Unix sockets.
+ */
 export function landlockGuarantees(abi: number): SandboxGuarantee[] {
-  const guarantees: SandboxGuarantee[] = ['files', 'daemon-files'];
+  const guarantees: SandboxGuarantee[] = ['files', 'daemon-files', 'daemon-socket'];
   if (abi >= NET_ABI) guarantees.push('network-off');
   if (abi >= 6) guarantees.push('signals');
   return guarantees;

@@ -115,7 +115,11 @@ export async function createSandboxRunner(choice: RunnerChoice): Promise<Sandbox
   if (choice.backend !== 'bwrap') {
     const probe = await probeLandlock();
     if ('abi' in probe)
-      return runnerOf(choice, 'landlock', { backend: 'landlock', enforces: landlockGuarantees(probe.abi), landlockAbi: probe.abi });
+      return runnerOf(choice, 'landlock', {
+        backend: 'landlock',
+        enforces: landlockGuarantees(probe.abi),
+        landlockAbi: probe.abi,
+      });
     reasons.push(`${LANDLOCK}: ${probe.unavailable}`);
   }
   return runnerOf(choice, undefined, { backend: null, enforces: [], unavailable: reasons.join('; ') });
@@ -139,7 +143,10 @@ export function confine(
   const network = spec.sandboxPolicy.network ?? 'on';
   if (!isConfined(mode)) {
     if (network === 'off')
-      return sandboxUnavailable(mode, "network 'off' is enforced by a sandbox runner, and danger-full-access runs without one");
+      return sandboxUnavailable(
+        mode,
+        "network 'off' is enforced by a sandbox runner, and danger-full-access runs without one",
+      );
     return undefined;
   }
   if (runner.backend === undefined)
@@ -157,7 +164,13 @@ export function confine(
   }
   const root = workspaceRoot ?? spec.workdir;
   if (runner.backend === 'landlock') {
-    const plan = landlockPlan({ mode, workspaceRoot: root, hiddenDirs: places.hiddenDirs, readableDirs: [places.spillDir], network });
+    const plan = landlockPlan({
+      mode,
+      workspaceRoot: root,
+      hiddenDirs: places.hiddenDirs,
+      readableDirs: [places.spillDir],
+      network,
+    });
     const launch = landlockLaunch(plan, spec.argv, spec.env);
     // The launcher execs the command in place: the shell leads the group like an unconfined one.
     return { mode, enforcement: 'landlock', ...launch, denialSignatures: LANDLOCK_SIGNATURES, terminate: {} };
@@ -174,7 +187,13 @@ export function confine(
     },
     spec.argv,
   );
-  return { mode, enforcement: 'bwrap', argv, denialSignatures: BWRAP_SIGNATURES, terminate: { spareLeaderOnTerm: true } };
+  return {
+    mode,
+    enforcement: 'bwrap',
+    argv,
+    denialSignatures: BWRAP_SIGNATURES,
+    terminate: { spareLeaderOnTerm: true },
+  };
 }
 
 /** What a result reports: unconfined runs are never denied; confined ones name their runner. */

@@ -15,11 +15,15 @@ describe('execd status', { timeout: 180_000 }, () => {
     expect(table.stdout).toMatch(new RegExp(`^pid +${pid}$`, 'm'));
     expect(table.stdout).toMatch(new RegExp(`^socket +${world.socketPath}$`, 'm'));
     expect(table.stdout).toMatch(/^spawns +1 in the daemon, 0 by its spawner process$/m);
+    // The sandbox runner bwrap works here: `auto` took it and the line says what it enforces.
+    expect(table.stdout).toMatch(
+      /^sandbox runner +bwrap, enforces files, daemon-files, daemon-socket, processes, network-off$/m,
+    );
     expect(table.stdout).toMatch(/^SESSION +CONNECTIONS +RUNNING JOBS +CWD$/m);
     expect(table.stdout).toMatch(new RegExp(`^cli +0 +0 +${world.dir}$`, 'm'));
     expect(table.stdout).toMatch(new RegExp(`^memory \\(daemon\\) +[\\d.]+ MiB PSS, [\\d.]+ MiB RSS \\(pid ${pid}\\)$`, 'm'));
     const json = JSON.parse((await world.run(['status', '--json'])).stdout) as DaemonStatusResult;
-    expect(json).toMatchObject({ pid, version: '0.1.0', config: { timeoutMs: 120000 } });
+    expect(json).toMatchObject({ pid, version: '0.1.0', config: { timeoutMs: 120000 }, sandbox: { backend: 'bwrap' } });
     // The first run started the spawner process: the daemon and that helper, each read from /proc.
     expect(json.memory.map((use) => use.role).sort()).toEqual(['daemon', 'spawner']);
     for (const use of json.memory) {

@@ -7,6 +7,41 @@ import { startDaemon, type TestDaemonOptions } from './daemon.js';
 import { pidsWithArgument } from './procs.js';
 import { waitFor } from './wait.js';
 
+/**
+ * A sandbox runner the suites run against, with what differs between them: bubblewrap mounts
+ * (EROFS, a private /tmp, its own pid namespace and network), Landlock allows (EACCES, the host's
+ * temp dir, no namespace).
+ */
+export interface BackendUnderTest {
+  name: 'bwrap' | 'landlock';
+  /** The daemon's `sandboxBackend`. */
+  config: { sandboxBackend: 'bwrap' | 'landlock' };
+  /** What reading a hidden place says. */
+  hiddenError: string;
+  /** A private writable /tmp, in read-only mode too. */
+  privateTmp: boolean;
+  /** Host processes of `sleep & …; sleep`: the two sleeps (bash execs the last), and bwrap with its pid-1 helper. */
+  pidsOfTwoSleeps: number;
+}
+
+/** The runners of the sandbox suites: each runs once per runner. */
+export const BACKENDS: BackendUnderTest[] = [
+  {
+    name: 'bwrap',
+    config: { sandboxBackend: 'bwrap' },
+    hiddenError: 'No such file or directory',
+    privateTmp: true,
+    pidsOfTwoSleeps: 4,
+  },
+  {
+    name: 'landlock',
+    config: { sandboxBackend: 'landlock' },
+    hiddenError: 'Permission denied',
+    privateTmp: false,
+    pidsOfTwoSleeps: 2,
+  },
+];
+
 /** A daemon with session `s1` whose cwd is a fresh workspace directory `<dir>/ws`. */
 export async function sandboxedSession(sandbox?: SessionSandbox, daemonOptions: TestDaemonOptions = {}) {
   const daemon = await startDaemon(daemonOptions);
@@ -23,12 +58,12 @@ export function uniqueSleep(): string {
 }
 
 /**
- * The host pids of a confined command that runs two `sleep <token>`: bwrap, its pid-1 helper,
- * bash and the sleeps (the sandbox's own pid namespace hides them from `$$`).
+ * The host pids of a confined command that runs two `sleep <token>`: the sleeps, and under bwrap
+ * also bwrap and its pid-1 helper (the sandbox's own pid namespace hides them from `$$`).
  */
-export function confinedPids(token: string): Promise<number[]> {
+export function confinedPids(token: string, count = 4): Promise<number[]> {
   return waitFor(() => {
     const pids = pidsWithArgument(token);
-    return pids.length >= 4 ? pids : undefined;
+    return pids.length >= count ? pids : undefined;
   }, 'the confined processes');
 }

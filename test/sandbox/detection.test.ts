@@ -1,6 +1,6 @@
 /** Denial signatures and runner-failure detection. */
 import { describe, expect, it } from 'vitest';
-import { DenialScanner, hasDenialSignature } from '../../daemon/sandbox/denial.js';
+import { DenialScanner, hasDenialSignature, LANDLOCK_SIGNATURES } from '../../daemon/sandbox/denial.js';
 import { confinedExit } from '../../daemon/sandbox/exit-status.js';
 import { runnerFailure } from '../../daemon/sandbox/runner-failure.js';
 
@@ -35,12 +35,31 @@ describe('DenialScanner', () => {
   });
 });
 
+describe('DenialScanner under Landlock', () => {
+  it('counts Permission denied, the EACCES Landlock refuses with, and a read-only mount', () => {
+    for (const line of ["touch: cannot touch '/etc/x': Permission denied", 'bash: /x: Read-only file system']) {
+      const scanner = new DenialScanner(LANDLOCK_SIGNATURES);
+      scanner.write(Buffer.from(`${line}\n`));
+      expect(scanner.denied, line).toBe(true);
+    }
+    const scanner = new DenialScanner(LANDLOCK_SIGNATURES);
+    for (const byte of Buffer.from('mkdir: x: Permission denied\n')) scanner.write(Buffer.from([byte]));
+    expect(scanner.denied).toBe(true);
+  });
+});
+
 describe('runnerFailure', () => {
   const base = { exitCode: 1, stdoutBytes: 0, stderrTruncated: false };
 
   it("names bwrap's own message when bwrap failed before the command ran", () => {
     expect(runnerFailure({ ...base, stderr: "bwrap: Can't find source path /x: No such file or directory\n" })).toBe(
       "bwrap: Can't find source path /x: No such file or directory",
+    );
+  });
+
+  it("names the Landlock launcher's own message", () => {
+    expect(runnerFailure({ ...base, stderr: 'landlock: cannot grant /x: ENOENT\n' })).toBe(
+      'landlock: cannot grant /x: ENOENT',
     );
   });
 

@@ -1,6 +1,7 @@
 /**
- * A terminal in a confined mode (SPEC §9.1, §6) against a real daemon and bwrap: the shell runs
- * inside the same sandbox as a one-shot command, and closing the terminal leaves nothing behind.
+ * A terminal in a confined mode (SPEC §9.1, §6, §15) against a real daemon, once per runner
+ * (bubblewrap and Landlock): the shell runs inside the same sandbox as a one-shot command, and
+ * closing the terminal leaves nothing behind.
  */
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -8,14 +9,14 @@ import { describe, expect, onTestFinished, test } from 'vitest';
 import { TerminalClose, TerminalOpen, TerminalRun } from '../../protocol/methods.js';
 import { waitPidsGone } from '../helpers/daemon.js';
 import { pidsWithArgument } from '../helpers/procs.js';
-import { sandboxedSession, uniqueSleep } from '../helpers/sandbox.js';
+import { BACKENDS, sandboxedSession, uniqueSleep } from '../helpers/sandbox.js';
 import { waitFor } from '../helpers/wait.js';
 
-describe('confined terminal', () => {
+describe.each(BACKENDS)('confined terminal under $name', (backend) => {
   test('workspace-write: writes only the workspace, cannot read the token or reach the socket', async () => {
     const { daemon, client, workspace } = await sandboxedSession(
       { mode: 'workspace-write' },
-      { config: { graceMs: 500 } },
+      { config: { graceMs: 500, ...backend.config } },
     );
     const sessionId = 's1';
     const opened = await client.call(TerminalOpen, { sessionId });
@@ -24,18 +25,19 @@ describe('confined terminal', () => {
 
     expect(await run('echo inside > in.txt && cat in.txt')).toMatchObject({ exitCode: 0, output: 'inside\n' });
     expect(readFileSync(join(workspace, 'in.txt'), 'utf8')).toBe('inside\n');
-    // Not below /tmp: a confined command has a private /tmp of its own.
+    // Not below /tmp: under bwrap a confined command has a private /tmp of its own.
     const outside = `/var/tmp/execd-terminal-outside-${process.pid}-${Date.now()}`;
     onTestFinished(() => rmSync(outside, { force: true }));
     const denied = await run(`echo nope > ${outside}`);
     expect(denied.exitCode).not.toBe(0);
-    expect(denied.output).toMatch(/Read-only file system/);
+    expect(denied.output).toMatch(backend.name === 'bwrap' ? /Read-only file system/ : /Permission denied/);
     expect(existsSync(outside)).toBe(false);
 
     const token = readFileSync(join(daemon.stateDir, 'token'), 'utf8').trim();
     const tokenRead = await run(`cat '${join(daemon.stateDir, 'token')}'`);
     expect(tokenRead.exitCode).not.toBe(0);
     expect(tokenRead.output).not.toContain(token);
+    expect(tokenRead.output).toContain(backend.hiddenError);
     const probe = `require('net').connect(${JSON.stringify(daemon.socketPath)}).on('connect', () => { console.log('CONNECTED'); process.exit(0); }).on('error', (e) => { console.log('refused ' + e.code); process.exit(3); })`;
     const socketTry = await run(`node -e ${JSON.stringify(probe).replace(/\$/g, '\\$')}`);
     expect(socketTry.output).toMatch(/refused (ENOENT|ECONNREFUSED|EACCES)/);

@@ -1,0 +1,110 @@
+/** The Landlock ruleset and the launcher's environment as pure functions of the plan (SPEC §15). */
+import { describe, expect, it } from 'vitest';
+import {
+  ENV_CHUNK_PREFIX,
+  expandGrant,
+  FS,
+  handledFs,
+  launcherEnv,
+  planGrants,
+  ruleRights,
+  type Entry,
+  type ListDir,
+} from '../../daemon/sandbox/landlock-rules.js';
+import { filterSupported, unixSocketFilter } from '../../daemon/sandbox/unix-socket-filter.js';
+
+/** A directory tree as nested objects: a string is a file, `'->'` a symlink. */
+type Tree = { [name: string]: Tree | string };
+
+function fakeList(tree: Tree): ListDir {
+  return (dir) => {
+    let node: Tree | string | undefined = tree;
+    for (const part of dir.split('/').filter(Boolean)) node = typeof node === 'object' ? node[part] : undefined;
+    if (typeof node !== 'object') return [];
+    return Object.entries(node).map(([name, child]): Entry => ({
+      name,
+      type: child === '->' ? 'symlink' : typeof child === 'object' ? 'dir' : 'other',
+    }));
+  };
+}
+
+const tree: Tree = {
+  bin: '->',
+  etc: { passwd: 'x' },
+  home: { u: { '.local': { state: { execd: { token: 't', spill: { s1: {}, s2: {} } } } }, project: {}, notes: 'n' } },
+  tmp: { a: {} },
+};
+
+describe('expandGrant', () => {
+  it('grants a directory whole when nothing hidden lies beneath it', () => {
+    expect(expandGrant('/etc', 'read', ['/home/u/.local/state/execd'], fakeList(tree))).toEqual([
+      { path: '/etc', kind: 'read' },
+    ]);
+  });
+
+  it('grants the siblings along the path to a hidden directory, never the directory or its parents, and no symlink', () => {
+    const grants = expandGrant('/', 'read', ['/home/u/.local/state/execd'], fakeList(tree)).map((g) => g.path);
+    expect(grants.sort()).toEqual(['/etc', '/home/u/notes', '/home/u/project', '/tmp']);
+    expect(grants).not.toContain('/bin');
+  });
+
+  it('grants nothing inside a hidden directory', () => {
+    expect(
+      expandGrant('/home/u/.local/state/execd/spill', 'read', ['/home/u/.local/state/execd'], fakeList(tree)),
+    ).toEqual([]);
+  });
+});
+
+describe('planGrants', () => {
+  it("adds the session's spill dir readable, the writable roots and the devices", () => {
+    const grants = planGrants(
+      {
+        read: ['/'],
+        write: ['/home/u/project'],
+        devices: ['/dev/null'],
+        hidden: ['/home/u/.local/state/execd'],
+        readable: ['/home/u/.local/state/execd/spill/s1'],
+        network: 'off',
+      },
+      fakeList(tree),
+    );
+    expect(grants).toContainEqual({ path: '/home/u/project', kind: 'write' });
+    expect(grants).toContainEqual({ path: '/home/u/.local/state/execd/spill/s1', kind: 'read' });
+    expect(grants).toContainEqual({ path: '/dev/null', kind: 'device' });
+    expect(grants.map((g) => g.path)).not.toContain('/home/u/.local/state/execd/spill/s2');
+  });
+});
+
+describe('ruleRights', () => {
+  it('masks rights to the ABI and to what a file accepts', () => {
+    expect(handledFs(1) & FS.REFER).toBe(0);
+    expect(handledFs(3) & FS.TRUNCATE).toBe(FS.TRUNCATE);
+    expect(ruleRights('write', true, 7) & FS.MAKE_REG).toBe(FS.MAKE_REG);
+    expect(ruleRights('write', false, 7) & FS.MAKE_REG).toBe(0);
+    expect(ruleRights('read', true, 7) & FS.WRITE_FILE).toBe(0);
+    expect(ruleRights('write', true, 1) & (FS.REFER | FS.TRUNCATE)).toBe(0);
+  });
+});
+
+describe('launcherEnv', () => {
+  it("carries the command's environment whole, in chunks below the kernel's string limit, and nothing else", () => {
+    const env = { PATH: '/usr/bin', NODE_OPTIONS: '--require /x.js', BIG: 'y'.repeat(250_000) };
+    const chunks = launcherEnv(env);
+    const names = Object.keys(chunks);
+    expect(names.every((name) => name.startsWith(ENV_CHUNK_PREFIX))).toBe(true);
+    expect(names.length).toBe(3);
+    expect(Object.values(chunks).every((value) => value.length <= 100_000)).toBe(true);
+    const json = names.map((_, n) => chunks[`${ENV_CHUNK_PREFIX}${n}`]).join('');
+    expect(JSON.parse(json)).toEqual(env);
+  });
+});
+
+describe('unixSocketFilter', () => {
+  it('is a BPF program of whole 8-byte instructions ending in allow and deny', () => {
+    expect(filterSupported('x64') && filterSupported('arm64')).toBe(true);
+    const program = unixSocketFilter('x64');
+    expect(program.length % 8).toBe(0);
+    expect(program.readUInt32LE(program.length - 12)).toBe(0x7fff0000);
+    expect(program.readUInt32LE(program.length - 4)).toBe(0x0005000d);
+  });
+});
