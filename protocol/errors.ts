@@ -18,6 +18,8 @@ export const ErrorCodes = {
   TERMINALS_UNAVAILABLE: -32011,
   STDIN_CLOSED: -32012,
   OUTPUT_REMOVED: -32013,
+  /** `initialize` asked for a protocol version this daemon does not speak; `data.supportedVersions` lists those it does. */
+  PROTOCOL_VERSION_MISMATCH: -32030,
 } as const;
 
 /** The name of an application error (`error.data.code`). */
@@ -29,6 +31,8 @@ export const INVALID_PARAMS = -32602;
 /** The `data` member of every execd error response. */
 export interface ErrorData {
   code: ErrorName | 'INVALID_PARAMS';
+  /** With `PROTOCOL_VERSION_MISMATCH`: the protocol versions the daemon speaks. */
+  supportedVersions?: readonly number[];
 }
 
 /** The exact message of a refused `shell/start` (SPEC §2.3, shared with the tool's validation). */

@@ -5,6 +5,9 @@ import type { SandboxMode, SandboxPolicy } from './sandbox.js';
 /** The protocol version this build speaks. */
 export const PROTOCOL_VERSION = 1;
 
+/** Every protocol version a daemon of this release speaks in `initialize`. */
+export const SUPPORTED_PROTOCOL_VERSIONS: readonly number[] = [PROTOCOL_VERSION];
+
 /** One captured stream: `text` is the tail, `spillPath` the file holding all of it. */
 export interface CollectedOutput {
   /** The last bytes of the stream, at most the capture limit, decoded as UTF-8. */

@@ -12,7 +12,7 @@ import {
 import { ENDPOINT_HELP, ENDPOINT_OPTIONS, endpointOf, parseCommand, parseMs, type CommandRunner } from './args.js';
 import { connectOrStart } from './autostart.js';
 import { EXIT_OUTPUT_CLOSED, onOutputClosed, outputClosed } from './closed-output.js';
-import { commandFromWords, COMMAND_WORDS_HELP } from './command-words.js';
+import { commandFromWords, commandWordsHelp } from './command-words.js';
 import { ENV_HELP, parseEnvPairs } from './env-pairs.js';
 import { EXIT_EXECD_ERROR, usageError } from './errors.js';
 import { EXIT_TIMEOUT, signalExitCode } from './exit-codes.js';
@@ -30,7 +30,7 @@ When this shell's stdin is a pipe or a file, the command starts at once and gets
 byte for byte, with end-of-file when it ends (head -c 1000 /dev/urandom | execd run -- 'wc -c');
 a command that does not read it ends without waiting for it; a terminal is never read.
 
-${COMMAND_WORDS_HELP}
+${commandWordsHelp('run')}
 
 ${SESSION_HELP}
   --workdir DIR      working directory (default: the current directory)

@@ -97,7 +97,7 @@ describe('execd job subcommands', { timeout: 180_000 }, () => {
     const job = (await world.run(['start', '--session', 'other', '--', 'echo mine'])).stdout.trim();
     const refused = await world.run(['read', job]);
     expect(refused.code).toBe(125);
-    expect(refused.stderr).toMatch(/^execd: .*another session.*\n$/);
+    expect(refused.stderr).toMatch(/^execd read: .*another session.*\n$/);
     expect((await world.run(['read', '--follow', '--session', 'other', job])).stdout).toBe('mine\n');
   });
 
