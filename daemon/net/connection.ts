@@ -240,7 +240,7 @@ export class ClientConnection implements SessionHolder {
       );
     }
     if (outcome instanceof ExecdError) {
-      if (outcome.name === 'UNAUTHORIZED') return this.refuse();
+      if (outcome.name === 'UNAUTHORIZED') return this.refuse(outcome);
       return toResponseError(outcome);
     }
     return outcome;

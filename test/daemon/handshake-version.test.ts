@@ -33,6 +33,6 @@ describe('initialize refusals', { timeout: 60_000 }, () => {
     await raw.closed;
     const wrong = await rawConnect(daemon.socketPath);
     const refused = await wrong.request('initialize', { protocolVersion: 1, token: 'nope', client: { name: 'x' } });
-    expect(refused?.error?.message).toBe('wrong token');
+    expect(refused?.error?.message).toBe('wrong token (the daemon token is in <stateDir>/token)');
   });
 });
