@@ -10,7 +10,7 @@ import { ExecdError } from '../protocol/errors.js';
 import { frameMessage } from '../protocol/framing.js';
 import { PLATFORM, type PlatformFacts } from '../protocol/platform.js';
 import { openSpillFiles } from '../spill/spill-file.js';
-import { ActiveRuns } from './active-runs.js';
+import { ActiveRuns, SHUTDOWN_ABORT } from './active-runs.js';
 import { ConfigStore, parseConfigPatch, readConfigFile } from './state/config-store.js';
 import { ClientConnection, toResponseError } from './net/connection.js';
 import type { DaemonContext } from './context.js';
@@ -215,7 +215,7 @@ async function startOwnedDaemon(
       // A tree is gone at most graceMs + 5 s after its kill; a run or job that still has not
       // answered by then is not waited for: the step below kills every group that is left.
       const killBound = graceMs + 10_000;
-      await step('abort runs', () => context.runs.abortWhere(() => true), killBound);
+      await step('abort runs', () => context.runs.abortWhere(() => true, SHUTDOWN_ABORT), killBound);
       await step('kill jobs', () => killAllJobs(jobs, graceMs), killBound);
       await step('close terminals', () => terminals.closeAll('daemon shut down'), killBound);
       await step('close the journal', () => jobs.close());

@@ -56,6 +56,8 @@ export interface ShellRunResult {
   timedOut: boolean;
   /** The caller cancelled first. Never true together with `timedOut`. */
   aborted: boolean;
+  /** The daemon shut down during the run and killed it (`aborted` is true too). */
+  daemonStopped?: true;
   timeoutMs: number;
   durationMs: number;
   pid: number;

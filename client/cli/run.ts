@@ -2,6 +2,7 @@
 import type { OutputProgress, ShellRunResult } from '../../protocol/types.js';
 import type { ExecdClient } from '../connection.js';
 import {
+  DAEMON_STOPPED_LINE,
   exitMarker,
   renderResult,
   runnerFailedLine,
@@ -69,6 +70,7 @@ export function modelSuffix(result: ShellRunResult, streamed = false): string[] 
   if (result.sandbox?.runnerFailed) lines.push(runnerFailedLine(result.sandbox.mode));
   else if (result.sandbox?.denied) lines.push(sandboxDeniedLine(result.sandbox.mode));
   if (result.timedOut) lines.push(timeoutLine(result.timeoutMs));
+  if (result.daemonStopped) lines.push(DAEMON_STOPPED_LINE);
   const marker = exitMarker(result);
   if (marker) lines.push(marker);
   return lines;
@@ -160,7 +162,7 @@ export const runCommand: CommandRunner = async (argv, globals) => {
       const suffix = modelSuffix(result, true);
       if (suffix.length > 0) write('stderr', `${suffix.join('\n')}\n`);
     }
-    return result.aborted ? EXIT_INTERRUPTED : exitCodeOf(result);
+    return result.aborted && !result.daemonStopped ? EXIT_INTERRUPTED : exitCodeOf(result);
   } finally {
     client.close();
   }

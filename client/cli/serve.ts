@@ -119,7 +119,17 @@ export const serveCommand: CommandRunner = async (argv) => {
       ['--tls-client-ca', tls.clientCa],
     ] as const)
       if (path !== undefined) serveArgs.push(flag, path);
-    const { pid, logPath } = await startDetached(endpoint, serveArgs);
+    let started: Awaited<ReturnType<typeof startDetached>>;
+    try {
+      started = await startDetached(endpoint, serveArgs);
+    } catch (error) {
+      // A racing starter won: its daemon serves, which is what was asked for.
+      const winner = await runningDaemon(endpoint);
+      if (!winner) throw error;
+      process.stdout.write(`${winner}\n`);
+      return 0;
+    }
+    const { pid, logPath } = started;
     process.stdout.write(`execd daemon started (pid ${pid}) on ${endpoint.socketPath}; log: ${logPath}\n`);
     return 0;
   }

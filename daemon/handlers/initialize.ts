@@ -14,7 +14,8 @@ function sameToken(given: string, expected: string): boolean {
 /** Handlers of the handshake. */
 export const initializeHandlers = [
   handler(Initialize, async (params, { daemon, conn }): Promise<InitializeResult | ExecdError> => {
-    if (!sameToken(params.token, daemon.token)) return new ExecdError('UNAUTHORIZED', 'wrong token (the daemon token is in <stateDir>/token)');
+    if (!sameToken(params.token, daemon.token))
+      return new ExecdError('UNAUTHORIZED', 'wrong token (the daemon token is in <stateDir>/token)');
     conn.authed = true;
     daemon.log.debug({ conn: conn.id, client: params.client.name }, 'client authenticated');
     return {
