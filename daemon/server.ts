@@ -274,21 +274,23 @@ async function startOwnedDaemon(
         .catch((error: unknown) => context.log.error({ conn: conn.id, err: error }, 'aborting runs failed'));
     });
   };
-  listener = await listenPrivately(options.socketPath, platform, accept);
+  // Every network listener is bound before the socket: a client (or a readiness probe) that
+  // reaches the socket finds a daemon whose listeners all accept, and a listener that cannot bind
+  // fails the start before any client uses the socket.
   if (options.listen?.length) {
     const listenerContext = {
       log: options.log,
       handshakeTimeoutMs: () => config.get().handshakeTimeoutMs,
       maxConnections: () => config.get().maxConnections,
     };
-    try {
-      network = await openNetworkListeners(options.listen, options.tls ?? {}, listenerContext, accept);
-      context.listenerUrls.push(...network.urls);
-    } catch (error) {
-      listener.server.close();
-      listener.removeSocket();
-      throw error;
-    }
+    network = await openNetworkListeners(options.listen, options.tls ?? {}, listenerContext, accept);
+    context.listenerUrls.push(...network.urls);
+  }
+  try {
+    listener = await listenPrivately(options.socketPath, platform, accept);
+  } catch (error) {
+    network?.close();
+    throw error;
   }
   context.log.info(
     { sandboxModes: context.sandbox.modes, sandboxUnavailable: context.sandbox.unavailable },
