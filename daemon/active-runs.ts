@@ -3,6 +3,9 @@
  * closed session and shutdown abort theirs here and wait until each has answered.
  */
 
+/** The abort reason of the runs the daemon's shutdown ends: their result says the daemon stopped. */
+export const SHUTDOWN_ABORT = 'daemon shutdown';
+
 /** One foreground run in flight. */
 export interface ActiveRun {
   sessionId: string;
@@ -33,9 +36,9 @@ export class ActiveRuns {
   }
 
   /** Aborts every run that matches and resolves once each has answered. */
-  async abortWhere(match: (run: ActiveRun) => boolean): Promise<number> {
+  async abortWhere(match: (run: ActiveRun) => boolean, reason?: typeof SHUTDOWN_ABORT): Promise<number> {
     const doomed = [...this.runs].filter(match);
-    for (const run of doomed) run.controller.abort();
+    for (const run of doomed) run.controller.abort(reason);
     await Promise.allSettled(doomed.map((run) => run.done));
     return doomed.length;
   }

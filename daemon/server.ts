@@ -10,7 +10,7 @@ import { ExecdError } from '../protocol/errors.js';
 import { frameMessage } from '../protocol/framing.js';
 import { PLATFORM, type PlatformFacts } from '../protocol/platform.js';
 import { openSpillFiles } from '../spill/spill-file.js';
-import { ActiveRuns } from './active-runs.js';
+import { ActiveRuns, SHUTDOWN_ABORT } from './active-runs.js';
 import { ConfigStore, parseConfigPatch, readConfigFile } from './state/config-store.js';
 import { ClientConnection, toResponseError } from './net/connection.js';
 import type { DaemonContext } from './context.js';
@@ -230,7 +230,7 @@ async function startOwnedDaemon(
       // A tree is gone at most graceMs + 5 s after its kill; a run or job that still has not
       // answered by then is not waited for: the step below kills every group that is left.
       const killBound = graceMs + 10_000;
-      await step('abort runs', () => context.runs.abortWhere(() => true), killBound);
+      await step('abort runs', () => context.runs.abortWhere(() => true, SHUTDOWN_ABORT), killBound);
       await step('kill jobs', () => killAllJobs(jobs, graceMs), killBound);
       await step('close terminals', () => terminals.closeAll('daemon shut down'), killBound);
       await step('end file transfers and watches', () => releaseAllFiles(context));
@@ -295,21 +295,23 @@ async function startOwnedDaemon(
         .catch((error: unknown) => context.log.error({ conn: conn.id, err: error }, 'aborting runs failed'));
     });
   };
-  listener = await listenPrivately(options.socketPath, platform, accept);
+  // Every network listener is bound before the socket: a client (or a readiness probe) that
+  // reaches the socket finds a daemon whose listeners all accept, and a listener that cannot bind
+  // fails the start before any client uses the socket.
   if (options.listen?.length) {
     const listenerContext = {
       log: options.log,
       handshakeTimeoutMs: () => config.get().handshakeTimeoutMs,
       maxConnections: () => config.get().maxConnections,
     };
-    try {
-      network = await openNetworkListeners(options.listen, options.tls ?? {}, listenerContext, accept);
-      context.listenerUrls.push(...network.urls);
-    } catch (error) {
-      listener.server.close();
-      listener.removeSocket();
-      throw error;
-    }
+    network = await openNetworkListeners(options.listen, options.tls ?? {}, listenerContext, accept);
+    context.listenerUrls.push(...network.urls);
+  }
+  try {
+    listener = await listenPrivately(options.socketPath, platform, accept);
+  } catch (error) {
+    network?.close();
+    throw error;
   }
   context.log.info(
     { sandboxModes: context.sandbox.modes, sandbox: context.sandbox.info },

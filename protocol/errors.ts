@@ -30,6 +30,8 @@ export const ErrorCodes = {
   FS_DENIED: -32024,
   /** `ifMatch` did not match; `data.version` is the current version (or `absent`). */
   FS_CONFLICT: -32025,
+  /** `initialize` asked for a protocol version this daemon does not speak; `data.supportedVersions` lists those it does. */
+  PROTOCOL_VERSION_MISMATCH: -32030,
 } as const;
 
 /** The name of an application error (`error.data.code`). */
@@ -43,6 +45,8 @@ export interface ErrorData {
   code: ErrorName | 'INVALID_PARAMS';
   /** `FS_CONFLICT`: the file's current version (`absent` when there is none). */
   version?: string;
+  /** With `PROTOCOL_VERSION_MISMATCH`: the protocol versions the daemon speaks. */
+  supportedVersions?: readonly number[];
 }
 
 /** The exact message of a refused `shell/start` (SPEC §2.3, shared with the tool's validation). */

@@ -98,6 +98,7 @@ export const shellRunResultSchema = lazySchema((z) =>
     signal: z.string().nullable(),
     timedOut: z.boolean(),
     aborted: z.boolean(),
+    daemonStopped: z.literal(true).optional(),
     timeoutMs: z.number(),
     durationMs: z.number(),
     pid: z.number(),

@@ -5,6 +5,9 @@ import type { SandboxBackendInfo, SandboxMode, SandboxPolicy } from './sandbox.j
 /** The protocol version this build speaks. */
 export const PROTOCOL_VERSION = 1;
 
+/** Every protocol version a daemon of this release speaks in `initialize`. */
+export const SUPPORTED_PROTOCOL_VERSIONS: readonly number[] = [PROTOCOL_VERSION];
+
 /** One captured stream: `text` is the tail, `spillPath` the file holding all of it. */
 export interface CollectedOutput {
   /** The last bytes of the stream, at most the capture limit, decoded as UTF-8. */
@@ -53,6 +56,8 @@ export interface ShellRunResult {
   timedOut: boolean;
   /** The caller cancelled first. Never true together with `timedOut`. */
   aborted: boolean;
+  /** The daemon shut down during the run and killed it (`aborted` is true too). */
+  daemonStopped?: true;
   timeoutMs: number;
   durationMs: number;
   pid: number;

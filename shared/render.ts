@@ -99,11 +99,15 @@ export function appendExitMarker(text: string, facts: ExitFacts): string {
   return text;
 }
 
+/** The line of a run the daemon's shutdown killed: its state (a server it started, a half-done build) is gone. */
+export const DAEMON_STOPPED_LINE = '[the execd daemon stopped during this command and killed it; run it again]';
+
 /** Renders a foreground result as the model reads it. */
 export function renderResult(result: ShellRunResult, options: RenderOptions = {}): string {
   let text = renderOutput(result.stdout, result.stderr);
   text = appendSandboxLines(text, result.sandbox, options);
   if (result.timedOut) text = appendLine(text, timeoutLine(result.timeoutMs));
+  if (result.daemonStopped) text = appendLine(text, DAEMON_STOPPED_LINE);
   return appendExitMarker(text, result);
 }
 

@@ -43,7 +43,8 @@ export const cleanCommand: CommandRunner = async (argv, globals) => {
   );
   if (values.json) process.stdout.write(`${JSON.stringify(result)}\n`);
   else {
-    const freed = `${formatBytes(result.bytes)} (${plural(result.bytes, 'byte')})`;
+    // One form: an exact count below a KiB, a rounded size from there.
+    const freed = result.bytes < 1024 ? plural(result.bytes, 'byte') : formatBytes(result.bytes);
     process.stdout.write(`released ${plural(result.released, 'job')}, freed ${freed}\n`);
   }
   return 0;

@@ -29,7 +29,9 @@ export function commandFromWords(words: readonly string[], shell: 'bash' | 'pwsh
   return words.map(quoteBashWord).join(' ');
 }
 
-/** Help lines explaining the two forms, for `run` and `start`. */
-export const COMMAND_WORDS_HELP = `One word after -- is a bash script, run as it is: execd run -- 'ls -l | head'.
+/** Help lines explaining the two forms, in the words of subcommand `name` (`run` or `start`). */
+export function commandWordsHelp(name: 'run' | 'start'): string {
+  return `One word after -- is a bash script, run as it is: execd ${name} -- 'ls -l | head'.
 Several words are a command and its arguments, each passed as typed (quoted for the shell):
-execd run -- ls "my dir" lists the directory "my dir", like exec would.`;
+execd ${name} -- ls "my dir" runs ls on the directory "my dir", like exec would.`;
+}

@@ -12,13 +12,18 @@ export function signalExitCode(signal: string): number {
   return number === undefined ? EXIT_EXECD_ERROR : 128 + number;
 }
 
-/** The exit code that stands for a job's outcome; a job still running counts as a timeout of the wait. */
+/**
+ * The exit code that stands for a job's outcome, as its record has it: a killed job that died of
+ * the signal gives 128+n, one that trapped it and exited gives that exit code; a job still running
+ * counts as a timeout of the wait.
+ */
 export function jobExitCode(job: JobSnapshot): number {
   switch (job.status) {
     case 'completed':
       return job.exitCode ?? EXIT_EXECD_ERROR;
     case 'killed':
-      return job.signal ? signalExitCode(job.signal) : signalExitCode('SIGKILL');
+      if (job.signal) return signalExitCode(job.signal);
+      return job.exitCode ?? signalExitCode('SIGKILL');
     case 'failed':
       return EXIT_EXECD_ERROR;
     case 'running':

@@ -119,6 +119,9 @@ function packageVersion(): string {
 /** Set for `serve`: a daemon that has shut down exits at once, whatever handles its libraries still hold. */
 let exitAtOnce = false;
 
+/** The subcommand being run (`kill`, `term send`), so that a failure's line names it. */
+let running = '';
+
 async function main(argv: string[]): Promise<number> {
   const { globals, rest } = splitGlobalFlags(argv);
   const [name, ...args] = rest;
@@ -141,6 +144,7 @@ async function main(argv: string[]): Promise<number> {
     throw new CliError(`execd: ${what} (run 'execd --help')`, EXIT_USAGE);
   }
   exitAtOnce = name === 'serve';
+  running = name === 'term' && args[0] !== undefined && !args[0].startsWith('-') ? `term ${args[0]}` : name;
   const command = await COMMANDS[name]!.load();
   // A command group (`term`) answers `--help` of its subcommands itself.
   if (asksForHelp(args) && !(name === 'term' && args[0] !== undefined && !args[0].startsWith('-'))) {
@@ -157,8 +161,9 @@ main(process.argv.slice(2)).then(
   },
   (error: unknown) => {
     const message = error instanceof Error ? error.message : String(error);
-    // A CliError already names its subcommand; everything else gets the program's name.
-    process.stderr.write(`${error instanceof CliError ? message : `execd: ${message}`}\n`);
+    // A CliError already names its subcommand; everything else gets the subcommand's name.
+    const prefix = running ? `execd ${running}` : 'execd';
+    process.stderr.write(`${error instanceof CliError ? message : `${prefix}: ${message}`}\n`);
     process.exitCode = error instanceof CliError ? error.exitCode : EXIT_EXECD_ERROR;
   },
 );

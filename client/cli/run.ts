@@ -2,6 +2,7 @@
 import type { OutputProgress, ShellRunResult } from '../../protocol/types.js';
 import type { ExecdClient } from '../connection.js';
 import {
+  DAEMON_STOPPED_LINE,
   exitMarker,
   renderResult,
   runnerFailedLine,
@@ -12,7 +13,7 @@ import {
 import { ENDPOINT_HELP, ENDPOINT_OPTIONS, endpointOf, parseCommand, parseMs, type CommandRunner } from './args.js';
 import { connectOrStart } from './autostart.js';
 import { EXIT_OUTPUT_CLOSED, onOutputClosed, outputClosed } from './closed-output.js';
-import { commandFromWords, COMMAND_WORDS_HELP } from './command-words.js';
+import { commandFromWords, commandWordsHelp } from './command-words.js';
 import { ENV_HELP, parseEnvPairs } from './env-pairs.js';
 import { EXIT_EXECD_ERROR, usageError } from './errors.js';
 import { EXIT_TIMEOUT, signalExitCode } from './exit-codes.js';
@@ -30,7 +31,7 @@ When this shell's stdin is a pipe or a file, the command starts at once and gets
 byte for byte, with end-of-file when it ends (head -c 1000 /dev/urandom | execd run -- 'wc -c');
 a command that does not read it ends without waiting for it; a terminal is never read.
 
-${COMMAND_WORDS_HELP}
+${commandWordsHelp('run')}
 
 ${SESSION_HELP}
   --workdir DIR      working directory (default: the current directory)
@@ -69,6 +70,7 @@ export function modelSuffix(result: ShellRunResult, streamed = false): string[] 
   if (result.sandbox?.runnerFailed) lines.push(runnerFailedLine(result.sandbox.mode));
   else if (result.sandbox?.denied) lines.push(sandboxDeniedLine(result.sandbox.mode));
   if (result.timedOut) lines.push(timeoutLine(result.timeoutMs));
+  if (result.daemonStopped) lines.push(DAEMON_STOPPED_LINE);
   const marker = exitMarker(result);
   if (marker) lines.push(marker);
   return lines;
@@ -160,7 +162,7 @@ export const runCommand: CommandRunner = async (argv, globals) => {
       const suffix = modelSuffix(result, true);
       if (suffix.length > 0) write('stderr', `${suffix.join('\n')}\n`);
     }
-    return result.aborted ? EXIT_INTERRUPTED : exitCodeOf(result);
+    return result.aborted && !result.daemonStopped ? EXIT_INTERRUPTED : exitCodeOf(result);
   } finally {
     client.close();
   }

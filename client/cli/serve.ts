@@ -3,6 +3,9 @@ import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { checkTlsFiles, daemonIsIdle, loadDaemon, parseListenUrl, watchIdle } from '../../daemon/index.js';
 import { sandboxModeSchema } from '../../protocol/sandbox.js';
+import { liveHolder } from '../../shared/lock-file.js';
+import { stateLockPath } from '../../shared/ownership.js';
+import { socketIsLive } from '../../shared/socket-probe.js';
 import { resolveEndpoint } from '../endpoint.js';
 import { parseCommand, type CommandRunner } from './args.js';
 import { parseConfigPairs } from './config-pairs.js';
@@ -20,7 +23,8 @@ background logging to <state-dir>/execd.log (the command returns once the daemon
   --socket PATH        socket to listen on (default: $EXECD_SOCKET, else $XDG_RUNTIME_DIR/execd/execd.sock)
   --state-dir DIR      token, config.json, journal, spill files (default: $EXECD_STATE_DIR, else ~/.local/state/execd)
   --log-level LEVEL    trace, debug, info, warn, error (default: $EXECD_LOG_LEVEL, else info)
-  --detach             start the daemon in the background and return once it listens
+  --detach             start the daemon in the background and return once it listens; when one
+                       already answers on the socket, say so and exit 0
   --sandbox MODE       default sandbox mode: read-only, workspace-write, danger-full-access
   --clean-env          commands start from a clean base environment (user, home, locale, system PATH),
                        not the daemon's own (also EXECD_CLEAN_ENV=1, which auto-started daemons see)
@@ -34,6 +38,14 @@ background logging to <state-dir>/execd.log (the command returns once the daemon
 
 Example: execd serve --detach --log-level debug --config graceMs=1000
 `;
+
+/** `execd daemon already running …` when a daemon answers at the endpoint's socket, else undefined. */
+async function runningDaemon(endpoint: { socketPath: string; stateDir: string }): Promise<string | undefined> {
+  if (!(await socketIsLive(endpoint.socketPath))) return undefined;
+  const holder = liveHolder(stateLockPath(endpoint.stateDir));
+  const pid = holder ? ` (pid ${holder.pid})` : '';
+  return `execd daemon already running${pid} on ${endpoint.socketPath}; nothing started`;
+}
 
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
 
@@ -95,6 +107,12 @@ export const serveCommand: CommandRunner = async (argv) => {
   if (tlsRefusal) throw usageError('serve', tlsRefusal);
 
   if (values.detach) {
+    // Asked for what already is (a second `serve --detach`): say so and succeed.
+    const running = await runningDaemon(endpoint);
+    if (running) {
+      process.stdout.write(`${running}\n`);
+      return 0;
+    }
     // The detached daemon gets the same flags, minus --detach; it logs to the state dir.
     const serveArgs = argv.filter((arg) => arg !== '--detach');
     // The TLS files again, as absolute paths (the last occurrence of a flag wins).
@@ -104,7 +122,17 @@ export const serveCommand: CommandRunner = async (argv) => {
       ['--tls-client-ca', tls.clientCa],
     ] as const)
       if (path !== undefined) serveArgs.push(flag, path);
-    const { pid, logPath } = await startDetached(endpoint, serveArgs);
+    let started: Awaited<ReturnType<typeof startDetached>>;
+    try {
+      started = await startDetached(endpoint, serveArgs);
+    } catch (error) {
+      // A racing starter won: its daemon serves, which is what was asked for.
+      const winner = await runningDaemon(endpoint);
+      if (!winner) throw error;
+      process.stdout.write(`${winner}\n`);
+      return 0;
+    }
+    const { pid, logPath } = started;
     process.stdout.write(`execd daemon started (pid ${pid}) on ${endpoint.socketPath}; log: ${logPath}\n`);
     return 0;
   }

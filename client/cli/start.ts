@@ -1,7 +1,7 @@
 /** `execd start -- COMMAND...`: start a background job and print its id. */
 import { JobWait, ShellStart } from '../../protocol/methods.js';
 import { commandHelp, endpointOf, ENDPOINT_OPTIONS, parseCommand, type CommandRunner } from './args.js';
-import { commandFromWords, COMMAND_WORDS_HELP } from './command-words.js';
+import { commandFromWords, commandWordsHelp } from './command-words.js';
 import { ENV_HELP, parseEnvPairs } from './env-pairs.js';
 import { CliError, usageError } from './errors.js';
 import { inSession, SESSION_HELP, SESSION_OPTION } from './session.js';
@@ -14,7 +14,7 @@ A job has no timeout: it runs until it ends, 'execd kill', its session closes or
 A job that failed at once (a missing --workdir, a sandbox that cannot run) still prints its id, then
 the reason on stderr, and exits 125. The job's stdin is empty.
 
-${COMMAND_WORDS_HELP}`,
+${commandWordsHelp('start')}`,
   options: [
     SESSION_HELP,
     '  --workdir DIR      working directory (default: the current directory)',

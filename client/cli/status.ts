@@ -74,7 +74,7 @@ export const statusCommand: CommandRunner = async (argv, globals) => {
   const endpoint = endpointOf(values, globals);
   const client = await connectIfRunning(endpoint, ADMIN_OPTIONS);
   if (!client) {
-    process.stderr.write(`execd: not running (no daemon listening on ${endpoint.socketPath})\n`);
+    process.stderr.write(`execd status: not running (no daemon listening on ${endpoint.socketPath})\n`);
     return EXIT_NOT_RUNNING;
   }
   try {

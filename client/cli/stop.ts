@@ -26,7 +26,7 @@ export const stopCommand: CommandRunner = async (argv, globals) => {
   const endpoint = endpointOf(values, globals);
   const client = await connectIfRunning(endpoint, ADMIN_OPTIONS);
   if (!client) {
-    process.stderr.write(`execd: not running (no daemon listening on ${endpoint.socketPath})\n`);
+    process.stderr.write(`execd stop: not running (no daemon listening on ${endpoint.socketPath})\n`);
     return 0;
   }
   const pid = client.info.daemon.pid;

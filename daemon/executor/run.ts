@@ -10,6 +10,7 @@ import { ExecdError } from '../../protocol/errors.js';
 import type { ExecSpec, ShellRunResult } from '../../protocol/types.js';
 import { OutputCollector } from '../../spill/collector.js';
 import { FileCapture, openFileCapture } from '../../spill/file-capture.js';
+import { SHUTDOWN_ABORT } from '../active-runs.js';
 import type { ProcessRegistry } from '../process-registry.js';
 import { DenialScanner } from '../sandbox/denial.js';
 import { confinedExit } from '../sandbox/exit-status.js';
@@ -184,6 +185,7 @@ export async function runForeground(spec: ExecSpec, ctx: RunContext): Promise<Sh
     signal,
     timedOut: deadline.reason === 'timeout',
     aborted: deadline.reason === 'abort',
+    ...(deadline.reason === 'abort' && ctx.signal?.reason === SHUTDOWN_ABORT && { daemonStopped: true as const }),
     timeoutMs: spec.timeoutMs,
     durationMs: Math.round(performance.now() - started),
     pid,

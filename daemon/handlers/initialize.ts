@@ -14,7 +14,8 @@ function sameToken(given: string, expected: string): boolean {
 /** Handlers of the handshake. */
 export const initializeHandlers = [
   handler(Initialize, async (params, { daemon, conn }): Promise<InitializeResult | ExecdError> => {
-    if (!sameToken(params.token, daemon.token)) return new ExecdError('UNAUTHORIZED', 'wrong token');
+    if (!sameToken(params.token, daemon.token))
+      return new ExecdError('UNAUTHORIZED', 'wrong token (the daemon token is in <stateDir>/token)');
     if (params.adminToken !== undefined && !sameToken(params.adminToken, daemon.adminToken)) {
       return new ExecdError('UNAUTHORIZED', 'wrong admin token');
     }

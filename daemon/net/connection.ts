@@ -20,6 +20,8 @@ import {
 } from 'vscode-jsonrpc/node.js';
 import { ExecdError, type ErrorData } from '../../protocol/errors.js';
 import { formatZodError } from '../../protocol/fields.js';
+import { SUPPORTED_PROTOCOL_VERSIONS } from '../../protocol/types.js';
+import { handshakeRefusal } from './handshake.js';
 import { Initialize } from '../../protocol/methods.js';
 import type { DaemonContext } from '../context.js';
 import type { OutputFlow } from '../executor/run.js';
@@ -34,7 +36,9 @@ export const PRE_AUTH_MAX_MESSAGE_BYTES = 64 * 1024;
 
 /** Turns an error value into the JSON-RPC error response. */
 export function toResponseError(error: ExecdError): ResponseError<ErrorData> {
-  return new ResponseError(error.code, error.message, { ...error.details, code: error.name });
+  const data: ErrorData = { ...error.details, code: error.name };
+  if (error.name === 'PROTOCOL_VERSION_MISMATCH') data.supportedVersions = SUPPORTED_PROTOCOL_VERSIONS;
+  return new ResponseError(error.code, error.message, data);
 }
 
 /** One client connection to the daemon. */
@@ -180,12 +184,12 @@ export class ClientConnection implements SessionHolder {
     this.socket.pause();
   }
 
-  private refuse(): ResponseError<ErrorData> {
+  private refuse(
+    why = new ExecdError('UNAUTHORIZED', 'the first request must be initialize with the daemon token'),
+  ): ResponseError<ErrorData> {
     // The answer goes out first, then the connection is closed.
     this.writer.afterNextWrite(() => this.close());
-    return toResponseError(
-      new ExecdError('UNAUTHORIZED', 'the first request must be initialize with the daemon token'),
-    );
+    return toResponseError(why);
   }
 
   /**
@@ -219,7 +223,7 @@ export class ClientConnection implements SessionHolder {
       return toResponseError(new ExecdError('SHUTTING_DOWN', 'the daemon is shutting down'));
     const parsed = entry.decl.params.safeParse(raw);
     if (!parsed.success) {
-      if (isInitialize) return this.refuse();
+      if (isInitialize) return this.refuse(handshakeRefusal(raw, parsed.error));
       return new ResponseError(RpcErrorCodes.InvalidParams, formatZodError(parsed.error), { code: 'INVALID_PARAMS' });
     }
     const started = performance.now();
@@ -242,7 +246,7 @@ export class ClientConnection implements SessionHolder {
       );
     }
     if (outcome instanceof ExecdError) {
-      if (outcome.name === 'UNAUTHORIZED') return this.refuse();
+      if (outcome.name === 'UNAUTHORIZED') return this.refuse(outcome);
       return toResponseError(outcome);
     }
     return outcome;

@@ -37,7 +37,7 @@ describe('execd status', { timeout: 180_000 }, () => {
     const world = cliWorld();
     const result = await world.run(['status']);
     expect(result).toMatchObject({ code: 3, stdout: '' });
-    expect(result.stderr).toBe(`execd: not running (no daemon listening on ${world.socketPath})\n`);
+    expect(result.stderr).toBe(`execd status: not running (no daemon listening on ${world.socketPath})\n`);
     expect(world.daemonPids()).toEqual([]);
   });
 });

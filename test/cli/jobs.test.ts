@@ -99,7 +99,7 @@ describe('execd job subcommands', { timeout: 180_000 }, () => {
     expect((await world.run(['run', '--', 'true'])).code).toBe(0);
     const refused = await world.run(['read', job]);
     expect(refused.code).toBe(125);
-    expect(refused.stderr).toMatch(/^execd: .*another session.*\n$/);
+    expect(refused.stderr).toMatch(/^execd read: .*another session.*\n$/);
     expect((await world.run(['read', '--follow', '--session', 'other', job])).stdout).toBe('mine\n');
   });
 

@@ -113,13 +113,13 @@ describe('whole output through the CLI', { timeout: 300_000 }, () => {
 
     expect(await world.run(['clean'])).toMatchObject({
       code: 0,
-      stdout: 'released 2 jobs, freed 1005 B (1005 bytes)\n',
+      stdout: 'released 2 jobs, freed 1005 bytes\n',
     });
     expect(logs.some((path) => existsSync(path))).toBe(false);
     const after = JSON.parse((await world.run(['jobs', '--json'])).stdout) as JobSnapshot[];
     expect(after.map((job) => job.id)).toEqual([running]);
     // Nothing left to clean here; --all reaches the other session's ended job.
-    expect((await world.run(['clean'])).stdout).toBe('released 0 jobs, freed 0 B (0 bytes)\n');
+    expect((await world.run(['clean'])).stdout).toBe('released 0 jobs, freed 0 bytes\n');
     expect(JSON.parse((await world.run(['clean', '--all', '--json'])).stdout)).toEqual({ released: 1, bytes: 2 });
     expect((await world.run(['jobs', '--all'])).stdout).not.toContain(other);
     await world.run(['kill', running]);
