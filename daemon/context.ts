@@ -25,6 +25,8 @@ export interface DaemonContext {
   readonly listenerUrls: string[];
   readonly paths: ReturnType<typeof statePaths>;
   readonly token: string;
+  /** Secret files the daemon was given by path (TLS key and certificate), hidden from confined commands. */
+  readonly secretFiles: readonly string[];
   readonly platform: PlatformFacts;
   /** The daemon's environment, scrubbed once at start-up. */
   readonly baseEnv: EnvMap;

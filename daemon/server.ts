@@ -165,6 +165,7 @@ async function startOwnedDaemon(
     listenerUrls: [],
     paths,
     token: ensureToken(paths.token),
+    secretFiles: [options.tls?.key, options.tls?.cert].filter((file): file is string => file !== undefined),
     platform,
     baseEnv: scrubEnv(process.env),
     log: options.log,

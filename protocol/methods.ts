@@ -8,6 +8,7 @@
  */
 import type { z } from 'zod';
 import { configPatchSchema, type Config } from './config.js';
+import { commandSchema } from './command.js';
 import type { ErrorData } from './errors.js';
 import {
   absolutePath,
@@ -90,7 +91,7 @@ export type ResultOf<D> = D extends RequestDecl<z.ZodType, infer R> ? R : never;
 export const execRequestSchema = lazySchema((z) =>
   z.strictObject({
     sessionId: sessionIdSchema(),
-    command: nulFreeString('must be a non-empty string').min(1, { error: 'must be a non-empty string' }),
+    command: commandSchema(),
     workdir: nulFreeString().min(1, { error: 'must be a non-empty path' }).optional(),
     timeoutMs: positiveNumber().optional(),
     stdoutMaxBytes: captureBytes().optional(),

@@ -3,7 +3,7 @@
  * ever run through a runner that the probe showed working; otherwise it fails closed with
  * SANDBOX_UNAVAILABLE and nothing runs.
  */
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
@@ -44,6 +44,8 @@ export interface Confinement {
 export interface DaemonPlaces {
   /** The socket's and the state's directories. */
   hiddenDirs: string[];
+  /** The secret files given by path (see `hidden-paths.ts`). */
+  hiddenFiles: string[];
   /** The session's spill directory. */
   spillDir: string;
 }
@@ -55,6 +57,9 @@ export async function probeBwrap(bwrapPath: string): Promise<string | undefined>
     const hidden = join(scratch, 'hidden');
     const readable = join(hidden, 'readable');
     mkdirSync(readable, { recursive: true });
+    // A secret file too: a bwrap that cannot cover one must not pass for working.
+    const secret = join(scratch, 'secret');
+    writeFileSync(secret, '');
     const argv = bwrapArgv(
       {
         mode: 'workspace-write',
@@ -62,6 +67,7 @@ export async function probeBwrap(bwrapPath: string): Promise<string | undefined>
         workspaceRoot: scratch,
         workdir: scratch,
         hiddenDirs: [hidden],
+        hiddenFiles: [secret],
         readableDirs: [readable],
       },
       ['true'],
@@ -112,6 +118,7 @@ export function confine(
       workspaceRoot: workspaceRoot ?? spec.workdir,
       workdir: spec.workdir,
       hiddenDirs: places.hiddenDirs,
+      hiddenFiles: places.hiddenFiles,
       readableDirs: [places.spillDir],
     },
     spec.argv,

@@ -8,6 +8,7 @@ const plan: SandboxPlan = {
   workspaceRoot: '/home/u/project',
   workdir: '/home/u/project/src',
   hiddenDirs: ['/home/u/.local/state/execd', '/run/user/1/execd'],
+  hiddenFiles: ['/etc/execd/tls/key.pem'],
   readableDirs: ['/home/u/.local/state/execd/spill/s1'],
 };
 
@@ -23,6 +24,12 @@ describe('bwrapArgv', () => {
     expect(argv).toEqual(expect.arrayContaining(['--unshare-pid', '--cap-drop', 'ALL']));
     expect(argv).not.toContain('--new-session');
     expect(argv.slice(-6)).toEqual(['--chdir', '/home/u/project/src', '--', 'bash', '-c', 'echo "a b"']);
+  });
+
+  it('covers each secret file with /dev/null after the workspace', () => {
+    const argv = bwrapArgv(plan, ['true']);
+    const secret = indexOf(argv, '--ro-bind', '/dev/null', '/etc/execd/tls/key.pem');
+    expect(secret).toBeGreaterThan(indexOf(argv, '--bind', '/home/u/project'));
   });
 
   it('binds the workspace writable only in workspace-write', () => {
