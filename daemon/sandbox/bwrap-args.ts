@@ -7,7 +7,8 @@
  * 3. `workspace-write`: the workspace root writable;
  * 4. the daemon's socket and state directories masked by empty tmpfs mounts, so the command can
  *    neither read the token nor connect to the socket (also to ones created later), and each secret
- *    file it was given (the TLS key and certificate) covered by `/dev/null`;
+ *    file it was given (the TLS key and certificate) covered by `/dev/null` (bwrap binds it nodev,
+ *    so opening the covered path fails with EACCES);
  * 5. the session's own spill directory read-only again, so the paths a result names stay readable;
  * 6. the masks remounted read-only.
  *
@@ -34,7 +35,7 @@ export interface SandboxPlan {
   workdir: string;
   /** Directories hidden from the command (the daemon's socket and state directories). */
   hiddenDirs: string[];
-  /** Files hidden from the command (the TLS key and certificate): each reads as `/dev/null`. */
+  /** Files hidden from the command (the TLS key and certificate): each covered by `/dev/null`, which cannot be opened there. */
   hiddenFiles: string[];
   /** Directories inside hidden ones that stay readable (the session's spill directory). */
   readableDirs: string[];
