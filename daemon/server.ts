@@ -12,6 +12,7 @@ import { PLATFORM, type PlatformFacts } from '../protocol/platform.js';
 import { openSpillFiles } from '../spill/spill-file.js';
 import { ActiveRuns } from './active-runs.js';
 import { ConfigStore, parseConfigPatch, readConfigFile } from './state/config-store.js';
+import { NetworkAdmission } from './net/admission.js';
 import { ClientConnection, toResponseError } from './net/connection.js';
 import type { DaemonContext } from './context.js';
 import { scrubEnv } from './env.js';
@@ -254,15 +255,15 @@ async function startOwnedDaemon(
   await spill.start();
   stopIdleSessions = watchIdleSessions(context);
   // Every listener hands its sockets to this one accept path: the same limits for all of them.
-  const accept = (socket: Socket) => {
+  const accept = (socket: Socket): ClientConnection | undefined => {
     if (context.shuttingDown) {
       socket.destroy();
-      return;
+      return undefined;
     }
     const maxConnections = config.get().maxConnections;
     if (connections.size >= maxConnections) {
       refuseConnection(socket, `maxConnections limit reached (${maxConnections})`, options.log);
-      return;
+      return undefined;
     }
     const conn = new ClientConnection(socket, context, HANDLERS);
     connections.add(conn);
@@ -274,13 +275,14 @@ async function startOwnedDaemon(
         .abortWhere((run) => run.owner === conn)
         .catch((error: unknown) => context.log.error({ conn: conn.id, err: error }, 'aborting runs failed'));
     });
+    return conn;
   };
   listener = await listenPrivately(options.socketPath, platform, accept);
   if (options.listen?.length) {
     const listenerContext = {
       log: options.log,
       handshakeTimeoutMs: () => config.get().handshakeTimeoutMs,
-      maxConnections: () => config.get().maxConnections,
+      admission: new NetworkAdmission(() => config.get()),
     };
     try {
       network = await openNetworkListeners(options.listen, options.tls ?? {}, listenerContext, accept);
