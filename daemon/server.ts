@@ -23,7 +23,7 @@ import { announceSettlement } from './jobs/announce.js';
 import { killAllJobs } from './jobs/job-control.js';
 import { JobTable } from './jobs/job-table.js';
 import { killOrphanedGroups } from './jobs/recovery.js';
-import type { Logger } from './logger.js';
+import { boundLogFile, type Logger } from './logger.js';
 import { ProcessRegistry } from './process-registry.js';
 import { createSandboxRunner } from './sandbox/runner.js';
 import { watchIdleSessions } from './session-lifecycle.js';
@@ -119,6 +119,7 @@ async function startOwnedDaemon(
 ): Promise<RunningDaemon> {
   const paths = statePaths(options.stateDir);
   const config = new ConfigStore(paths.config, initialConfig(paths.config, options.configFlags));
+  boundLogFile(options.log, () => config.get());
   const startedAt = new Date();
   const stamp = startedAt.getTime().toString(36);
   let runCounter = 0;
