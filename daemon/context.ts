@@ -29,6 +29,8 @@ export interface DaemonContext {
   readonly token: string;
   /** The administrative token (`<stateDir>/admin-token`): a connection that presents it is admin. */
   readonly adminToken: string;
+  /** Secret files the daemon was given by path (TLS key and certificate), hidden from confined commands. */
+  readonly secretFiles: readonly string[];
   readonly platform: PlatformFacts;
   /** The daemon's environment, scrubbed once at start-up. */
   readonly baseEnv: EnvMap;

@@ -3,6 +3,7 @@
  * watch are light and load with it; the server and its logger (zod, every handler and subsystem)
  * load through `loadDaemon()`, only when a daemon really starts in this process.
  */
+import { closeInheritedFds } from './inherited-fds.js';
 import type { createLogger } from './logger.js';
 import type { startDaemon } from './server.js';
 
@@ -13,10 +14,14 @@ export { daemonIsIdle, watchIdle } from './idle-exit.js';
 export interface DaemonModules {
   createLogger: typeof createLogger;
   startDaemon: typeof startDaemon;
+  /** The inherited descriptors closed before anything else loaded (see `inherited-fds.ts`). */
+  closedFds: number[];
 }
 
-/** Loads the server and its logger. */
+/** Closes what the daemon inherited, then loads the server and its logger. */
 export async function loadDaemon(): Promise<DaemonModules> {
+  // First: no worker, spawner or command may start while an inherited descriptor is open.
+  const closedFds = closeInheritedFds();
   const [logger, server] = await Promise.all([import('./logger.js'), import('./server.js')]);
-  return { createLogger: logger.createLogger, startDaemon: server.startDaemon };
+  return { createLogger: logger.createLogger, startDaemon: server.startDaemon, closedFds };
 }

@@ -12,6 +12,7 @@ import { PLATFORM, type PlatformFacts } from '../protocol/platform.js';
 import { openSpillFiles } from '../spill/spill-file.js';
 import { ActiveRuns, SHUTDOWN_ABORT } from './active-runs.js';
 import { ConfigStore, parseConfigPatch, readConfigFile } from './state/config-store.js';
+import { NetworkAdmission } from './net/admission.js';
 import { ClientConnection, toResponseError } from './net/connection.js';
 import type { DaemonContext } from './context.js';
 import { baseEnvironment } from './env.js';
@@ -22,7 +23,7 @@ import { announceSettlement } from './jobs/announce.js';
 import { killAllJobs } from './jobs/job-control.js';
 import { JobTable } from './jobs/job-table.js';
 import { killOrphanedGroups } from './jobs/recovery.js';
-import type { Logger } from './logger.js';
+import { boundLogFile, type Logger } from './logger.js';
 import { ProcessRegistry } from './process-registry.js';
 import { RequestKeyStore } from './request-keys/key-store.js';
 import { RegexChecker } from './waits/regex-checker.js';
@@ -130,6 +131,7 @@ async function startOwnedDaemon(
   });
   // Awaited below; should a step before that throw, its own failure is the one reported.
   sandbox.catch(() => {});
+  boundLogFile(options.log, () => config.get());
   const startedAt = new Date();
   const stamp = startedAt.getTime().toString(36);
   let runCounter = 0;
@@ -178,6 +180,7 @@ async function startOwnedDaemon(
     paths,
     token: ensureToken(paths.token),
     adminToken: ensureToken(paths.adminToken),
+    secretFiles: [options.tls?.key, options.tls?.cert].filter((file): file is string => file !== undefined),
     platform,
     baseEnv: baseEnvironment(process.env, options.cleanEnv ?? false),
     log: options.log,
@@ -274,15 +277,15 @@ async function startOwnedDaemon(
   stopIdleSessions = watchIdleSessions(context);
   context.regex.warm();
   // Every listener hands its sockets to this one accept path: the same limits for all of them.
-  const accept = (socket: Socket) => {
+  const accept = (socket: Socket): ClientConnection | undefined => {
     if (context.shuttingDown) {
       socket.destroy();
-      return;
+      return undefined;
     }
     const maxConnections = config.get().maxConnections;
     if (connections.size >= maxConnections) {
       refuseConnection(socket, `maxConnections limit reached (${maxConnections})`, options.log);
-      return;
+      return undefined;
     }
     const conn = new ClientConnection(socket, context, HANDLERS);
     connections.add(conn);
@@ -294,6 +297,7 @@ async function startOwnedDaemon(
         .abortWhere((run) => run.owner === conn)
         .catch((error: unknown) => context.log.error({ conn: conn.id, err: error }, 'aborting runs failed'));
     });
+    return conn;
   };
   // Every network listener is bound before the socket: a client (or a readiness probe) that
   // reaches the socket finds a daemon whose listeners all accept, and a listener that cannot bind
@@ -302,7 +306,7 @@ async function startOwnedDaemon(
     const listenerContext = {
       log: options.log,
       handshakeTimeoutMs: () => config.get().handshakeTimeoutMs,
-      maxConnections: () => config.get().maxConnections,
+      admission: new NetworkAdmission(() => config.get()),
     };
     network = await openNetworkListeners(options.listen, options.tls ?? {}, listenerContext, accept);
     context.listenerUrls.push(...network.urls);

@@ -87,6 +87,22 @@ const configFields = (z: Zod) => ({
   maxWatchesPerSession: positiveInt(),
   /** Uploads and downloads (`fs/upload/*`, `fs/download/*`) open at once, across all connections. */
   maxFsTransfers: positiveInt(),
+  /** Network peers (TLS handshake or before `initialize`) at once; past it the oldest stranger is dropped. */
+  maxPreAuthConnections: positiveInt(),
+  /** Of those, from one remote address. */
+  maxPreAuthPerAddress: positiveInt(),
+  /** Connection slots of `maxConnections` that only the local socket may take. */
+  localConnectionReserve: z
+    .number({ error: 'must be a non-negative integer' })
+    .int({ error: 'must be a non-negative integer' })
+    .nonnegative({ error: 'must be a non-negative integer' }),
+  /** Size of the daemon's log file past which it is rotated (`execd.log` → `execd.log.1`). */
+  logMaxBytes: positiveInt(),
+  /** Rotated log files kept besides the current one. */
+  logMaxFiles: z
+    .number({ error: 'must be a non-negative integer' })
+    .int({ error: 'must be a non-negative integer' })
+    .nonnegative({ error: 'must be a non-negative integer' }),
 });
 
 /** The schema of a complete configuration: every field present (but `cwd`); built on first use. */
@@ -143,6 +159,11 @@ export const DEFAULT_CONFIG: Config = Object.freeze({
   reconnectGraceMs: 30_000,
   maxWatchesPerSession: 32,
   maxFsTransfers: 16,
+  maxPreAuthConnections: 64,
+  maxPreAuthPerAddress: 16,
+  localConnectionReserve: 32,
+  logMaxBytes: 16 * 1024 * 1024,
+  logMaxFiles: 3,
 });
 
 /** `base` with `patch` applied: later wins, and a `null` (an optional field such as `cwd`) removes the field. */

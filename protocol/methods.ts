@@ -9,6 +9,8 @@
 import type { z } from 'zod';
 import { configPatchSchema, type Config } from './config.js';
 import { FS_REQUESTS } from './fs.js';
+import { commandSchema } from './command.js';
+import type { ErrorData } from './errors.js';
 import {
   absolutePath,
   captureBytes,
@@ -70,7 +72,7 @@ export type { AnyRequestDecl, ParamsOf, RequestDecl, ResultOf } from './request.
 export const execRequestSchema = lazySchema((z) =>
   z.strictObject({
     sessionId: sessionIdSchema(),
-    command: nulFreeString('must be a non-empty string').min(1, { error: 'must be a non-empty string' }),
+    command: commandSchema(),
     workdir: nulFreeString().min(1, { error: 'must be a non-empty path' }).optional(),
     timeoutMs: positiveNumber().optional(),
     stdoutMaxBytes: captureBytes().optional(),

@@ -7,10 +7,10 @@
  */
 import { resolve } from 'node:path';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { createShellTools, createTerminalTools } from '../tool/index.js';
 import type { ModelTool } from '../tool/types.js';
 import { createToolServer } from '../mcp/server.js';
+import { BoundedStdioTransport } from '../mcp/stdio-transport.js';
 import { commandHelp, endpointOf, ENDPOINT_OPTIONS, parseCommand, type CommandRunner } from './args.js';
 import { connectOrStart } from './autostart.js';
 import { mcpSessionId } from './mcp-session.js';
@@ -52,7 +52,7 @@ export const mcpCommand: CommandRunner = async (argv, globals) => {
   const client = await connectOrStart(endpointOf(values, globals), { clientName: 'execd-cli', reconnect: true });
   let stopped!: () => void;
   const done = new Promise<void>((resolveDone) => (stopped = resolveDone));
-  const transport = new StdioServerTransport();
+  const transport = new BoundedStdioTransport();
   // Notices of jobs that settled while no agent was connected arrive while the tools are built,
   // before the server exists: they wait for it.
   const notices: string[] = [];

@@ -118,13 +118,26 @@ export function jsonSchemaOf(schema: z.ZodType): JsonSchema {
 /** The outcome of validating the model's arguments: the arguments, or the exact message. */
 export type Validated<T> = { ok: true; args: T } | { ok: false; message: string };
 
+/**
+ * The message for keys the schema does not declare (its JSON Schema says `additionalProperties:
+ * false`, so a caller sending one is told rather than ignored), or undefined when there is none.
+ */
+export function unknownKeysMessage(args: unknown, schema: { shape: Record<string, unknown> }): string | undefined {
+  if (typeof args !== 'object' || args === null || Array.isArray(args)) return undefined;
+  const known = Object.keys(schema.shape);
+  const unknown = Object.keys(args).filter((key) => !known.includes(key));
+  if (unknown.length === 0) return undefined;
+  const names = unknown.slice(0, 5).map((key) => JSON.stringify(key.slice(0, 64)));
+  return `invalid arguments: unknown ${unknown.length === 1 ? 'key' : 'keys'} ${names.join(', ')}${unknown.length > 5 ? ', …' : ''} (accepted: ${known.join(', ')})`;
+}
+
 function hasKey(args: unknown, key: string): boolean {
   return typeof args === 'object' && args !== null && Object.hasOwn(args, key);
 }
 
 /**
  * Validates the model's arguments before anything reaches the daemon. Keys the schema did not
- * advertise are refused when they would change what runs; other unknown keys are ignored.
+ * advertise are refused: those that would change what runs with their own message, others as unknown.
  */
 export function validateShellArgs(args: unknown, config: ArgsConfig): Validated<ShellArgs> {
   if (!config.background && hasKey(args, 'run_in_background'))
@@ -132,8 +145,11 @@ export function validateShellArgs(args: unknown, config: ArgsConfig): Validated<
   if (!config.escalation && (hasKey(args, 'sandbox_permissions') || hasKey(args, 'justification'))) {
     return { ok: false, message: 'sandbox_permissions is not available: this session offers no sandbox escalation' };
   }
-  const parsed = shellArgsSchema(config).safeParse(args);
+  const schema = shellArgsSchema(config);
+  const parsed = schema.safeParse(args);
   if (!parsed.success) return { ok: false, message: parsed.error.issues[0]!.message };
+  const unknown = unknownKeysMessage(args, schema);
+  if (unknown !== undefined) return { ok: false, message: unknown };
   const valid = parsed.data as ShellArgs;
   const pairing = checkEscalationPair(valid);
   return pairing ? { ok: false, message: pairing } : { ok: true, args: valid };

@@ -4,7 +4,15 @@
  * byte-exact messages (in the style of §3.1) come.
  */
 import { lazySchema, type Zod } from '../../protocol/zod.js';
-import { describeValue, nonEmptyString, notAnObject, positiveNumberArg, shapes, type Validated } from './args.js';
+import {
+  describeValue,
+  nonEmptyString,
+  notAnObject,
+  positiveNumberArg,
+  shapes,
+  unknownKeysMessage,
+  type Validated,
+} from './args.js';
 
 /** The signals `terminal_signal` may deliver to a terminal's foreground process group. */
 export const TERMINAL_TOOL_SIGNALS = ['SIGINT', 'SIGQUIT', 'SIGTSTP', 'SIGTERM', 'SIGKILL'] as const;
@@ -72,7 +80,9 @@ export function validatePersistentArgs(args: unknown): Validated<PersistentArgs>
     for (const [key, message] of Object.entries(PERSISTENT_REFUSED))
       if (Object.hasOwn(args, key)) return { ok: false, message };
   }
-  return firstIssue(persistentArgsSchema().safeParse(args)) as Validated<PersistentArgs>;
+  const validated = firstIssue(persistentArgsSchema().safeParse(args)) as Validated<PersistentArgs>;
+  const unknown = validated.ok ? unknownKeysMessage(args, persistentArgsSchema()) : undefined;
+  return unknown === undefined ? validated : { ok: false, message: unknown };
 }
 
 /** The shape of a terminal id (`term-<n>`). */

@@ -1,5 +1,5 @@
 /** `shell/resolve` and `shell/run`: resolve once, then run the resolved spec. */
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { ExecdError } from '../../protocol/errors.js';
 import { ShellResolve, ShellRun, type ExecRequest } from '../../protocol/methods.js';
 import type { ExecSpec } from '../../protocol/types.js';
@@ -9,6 +9,7 @@ import type { DaemonContext } from '../context.js';
 import { handler, type HandlerContext } from '../net/handler.js';
 import { resolveSpec } from '../resolve.js';
 import { checkRequestedPolicy } from '../sandbox/escalation.js';
+import { hiddenPaths } from '../sandbox/hidden-paths.js';
 import { confine, type Confinement } from '../sandbox/runner.js';
 import { recordReportedOutputs } from '../state/output-files.js';
 import { sessionSpillDir } from '../session-lifecycle.js';
@@ -58,9 +59,17 @@ export function confineSpec(
   spec: ExecSpec,
   sessionId: string,
 ): Confinement | ExecdError | undefined {
-  const hiddenDirs = [daemon.stateDir];
-  if (daemon.platform.socketIsFile) hiddenDirs.push(dirname(daemon.socketPath));
-  return confine(daemon.sandbox, spec, { hiddenDirs, spillDir: sessionSpillDir(daemon, sessionId) });
+  const hidden = hiddenPaths({
+    stateDir: daemon.stateDir,
+    socketPath: daemon.socketPath,
+    socketIsFile: daemon.platform.socketIsFile,
+    secretFiles: daemon.secretFiles,
+  });
+  return confine(daemon.sandbox, spec, {
+    hiddenDirs: hidden.dirs,
+    hiddenFiles: hidden.files,
+    spillDir: sessionSpillDir(daemon, sessionId),
+  });
 }
 
 /** Handlers of the foreground shell methods. */

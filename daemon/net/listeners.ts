@@ -13,6 +13,7 @@ import { isIP } from 'node:net';
 import { createServer as createNetServer, type Server, type Socket } from 'node:net';
 import { createServer as createTlsServer, type TLSSocket } from 'node:tls';
 import type { Logger } from '../logger.js';
+import type { NetworkAdmission } from './admission.js';
 
 /** One `--listen` address. */
 export interface ListenSpec {
@@ -78,7 +79,20 @@ export interface NetworkListeners {
 export interface ListenerContext {
   log: Logger;
   handshakeTimeoutMs(): number;
-  maxConnections(): number;
+  /** The pre-authentication budget and local reserve every network peer is admitted by. */
+  admission: NetworkAdmission;
+}
+
+/** The daemon's connection made of an accepted socket (undefined: refused), as the admission needs it. */
+export type AcceptConnection = (socket: Socket) => { readonly authed: boolean } | undefined;
+
+/** Admits a raw network socket or destroys it; says what happened (aggregated by the logger). */
+function admitted(raw: Socket, context: ListenerContext): boolean {
+  const outcome = context.admission.admit(raw);
+  if (!outcome.admitted) context.log.warn({ reason: outcome.reason }, 'connection refused');
+  else if (outcome.evicted !== undefined)
+    context.log.warn({ reason: 'pre-authentication budget full', remote: outcome.evicted }, 'connection evicted');
+  return outcome.admitted;
 }
 
 function readMaterial(path: string, what: string): Buffer {
@@ -100,9 +114,13 @@ function createListener(
   spec: ListenSpec,
   files: TlsFiles,
   context: ListenerContext,
-  onConnection: (socket: Socket) => void,
+  onConnection: AcceptConnection,
 ): Server {
-  if (spec.scheme === 'tcp') return createNetServer({ noDelay: true } as object, onConnection);
+  if (spec.scheme === 'tcp') {
+    return createNetServer({ noDelay: true } as object, (socket) => {
+      if (admitted(socket, context)) context.admission.attach(socket, onConnection(socket));
+    });
+  }
   const clientCa = files.clientCa === undefined ? undefined : readMaterial(files.clientCa, '--tls-client-ca');
   const server = createTlsServer(
     {
@@ -115,20 +133,17 @@ function createListener(
       noDelay: true,
     },
     (socket: TLSSocket) => {
-      handshaking.delete(peerKey(socket));
-      onConnection(socket);
+      const key = peerKey(socket);
+      const raw = handshaking.get(key);
+      handshaking.delete(key);
+      const connection = onConnection(socket);
+      if (raw) context.admission.attach(raw, connection);
     },
   );
-  // Peers still in their TLS handshake are not connections yet (the accept path counts those),
-  // so they get their own cap: at most maxConnections at once, each for handshakeTimeoutMs.
+  // Peers in their TLS handshake are strangers too: the admission budgets them from the first byte.
   const handshaking = new Map<string, Socket>();
   server.on('connection', (raw: Socket) => {
-    const max = context.maxConnections();
-    if (handshaking.size >= max) {
-      context.log.warn({ reason: `maxConnections TLS handshakes in progress (${max})` }, 'connection refused');
-      raw.destroy();
-      return;
-    }
+    if (!admitted(raw, context)) return;
     const key = peerKey(raw);
     handshaking.set(key, raw);
     raw.once('close', () => {
@@ -165,7 +180,7 @@ export async function openNetworkListeners(
   specs: readonly ListenSpec[],
   files: TlsFiles,
   context: ListenerContext,
-  onConnection: (socket: Socket) => void,
+  onConnection: AcceptConnection,
 ): Promise<NetworkListeners> {
   const refusal = checkTlsFiles(specs, files);
   if (refusal) throw new Error(refusal);

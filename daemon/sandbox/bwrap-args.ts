@@ -6,7 +6,9 @@
  * 2. the working directory read-only again when the private `/tmp` hid it;
  * 3. `workspace-write`: the workspace root writable;
  * 4. the daemon's socket and state directories masked by empty tmpfs mounts, so the command can
- *    neither read the token nor connect to the socket (also to ones created later);
+ *    neither read the token nor connect to the socket (also to ones created later), and each secret
+ *    file it was given (the TLS key and certificate) covered by `/dev/null` (bwrap binds it nodev,
+ *    so opening the covered path fails with EACCES);
  * 5. the session's own spill directory read-only again, so the paths a result names stay readable;
  * 6. the masks remounted read-only.
  *
@@ -33,6 +35,8 @@ export interface SandboxPlan {
   workdir: string;
   /** Directories hidden from the command (the daemon's socket and state directories). */
   hiddenDirs: string[];
+  /** Files hidden from the command (the TLS key and certificate): each covered by `/dev/null`, which cannot be opened there. */
+  hiddenFiles: string[];
   /** Directories inside hidden ones that stay readable (the session's spill directory). */
   readableDirs: string[];
   /** `off`: the command gets a network namespace of its own, with only a loopback that is down. */
@@ -53,6 +57,7 @@ export function bwrapArgv(plan: SandboxPlan, inner: string[]): string[] {
   if (isInside(plan.workdir, PRIVATE_TMP)) args.push('--ro-bind', plan.workdir, plan.workdir);
   if (plan.mode === 'workspace-write') args.push('--bind', plan.workspaceRoot, plan.workspaceRoot);
   for (const dir of plan.hiddenDirs) args.push('--tmpfs', dir);
+  for (const file of plan.hiddenFiles) args.push('--ro-bind', '/dev/null', file);
   for (const dir of plan.readableDirs) args.push('--ro-bind', dir, dir);
   // Read-only only now: bwrap creates the readable dirs' mount points inside the masks first.
   for (const dir of plan.hiddenDirs) args.push('--remount-ro', dir);

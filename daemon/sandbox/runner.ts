@@ -3,7 +3,7 @@
  * (SPEC §6, §15). A confined mode is only ever run through a runner that the probe showed
  * working; otherwise it fails closed with SANDBOX_UNAVAILABLE and nothing runs.
  */
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ExecdError } from '../../protocol/errors.js';
@@ -59,6 +59,8 @@ export interface Confinement {
 export interface DaemonPlaces {
   /** The socket's and the state's directories. */
   hiddenDirs: string[];
+  /** The secret files given by path (see `hidden-paths.ts`). */
+  hiddenFiles: string[];
   /** The session's spill directory. */
   spillDir: string;
 }
@@ -70,6 +72,9 @@ export async function probeBwrap(bwrapPath: string): Promise<string | undefined>
     const hidden = join(scratch, 'hidden');
     const readable = join(hidden, 'readable');
     mkdirSync(readable, { recursive: true });
+    // A secret file too: a bwrap that cannot cover one must not pass for working.
+    const secret = join(scratch, 'secret');
+    writeFileSync(secret, '');
     const argv = bwrapArgv(
       {
         mode: 'workspace-write',
@@ -77,6 +82,7 @@ export async function probeBwrap(bwrapPath: string): Promise<string | undefined>
         workspaceRoot: scratch,
         workdir: scratch,
         hiddenDirs: [hidden],
+        hiddenFiles: [secret],
         readableDirs: [readable],
         network: 'on',
       },
@@ -167,7 +173,9 @@ export function confine(
     const plan = landlockPlan({
       mode,
       workspaceRoot: root,
-      hiddenDirs: places.hiddenDirs,
+      // Landlock only allows: a secret file is kept out of reach like a hidden directory, by
+      // granting its siblings instead of its parent.
+      hiddenDirs: [...places.hiddenDirs, ...places.hiddenFiles],
       readableDirs: [places.spillDir],
       network,
     });
@@ -182,6 +190,7 @@ export function confine(
       workspaceRoot: root,
       workdir: spec.workdir,
       hiddenDirs: places.hiddenDirs,
+      hiddenFiles: places.hiddenFiles,
       readableDirs: [places.spillDir],
       network,
     },

@@ -70,7 +70,9 @@ describe('job stdin limits', () => {
     const ticker = setInterval(() => (ticks += 1), 0);
     onTestFinished(() => clearInterval(ticker));
     const started = performance.now();
-    const stdins = await Promise.all(Array.from({ length: 20 }, (_, i) => JobStdin.create(join(dir, `${i}.stdin`), pool)));
+    const stdins = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => JobStdin.create(join(dir, `${i}.stdin`), pool)),
+    );
     const elapsed = performance.now() - started;
     clearInterval(ticker);
     console.log(`20 stdin FIFOs made in ${elapsed.toFixed(1)} ms; the event loop turned ${ticks} times meanwhile`);

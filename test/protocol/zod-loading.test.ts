@@ -16,7 +16,12 @@ const DIST = join(import.meta.dirname, '..', '..', 'dist');
  * server: `@modelcontextprotocol/sdk` imports its own zod as ESM for its own message schemas, which
  * never meet execd's, so `execd mcp` alone holds a second copy.
  */
-const MCP_MODULES = ['client/mcp/server.js', 'client/cli/mcp.js'];
+const MCP_MODULES = [
+  'client/mcp/server.js',
+  'client/mcp/framing.js',
+  'client/mcp/stdio-transport.js',
+  'client/cli/mcp.js',
+];
 function allModules(): string[] {
   return ['protocol', 'daemon', 'spill', 'client']
     .flatMap((dir) =>

@@ -8,6 +8,7 @@ const plan: SandboxPlan = {
   workspaceRoot: '/home/u/project',
   workdir: '/home/u/project/src',
   hiddenDirs: ['/home/u/.local/state/execd', '/run/user/1/execd'],
+  hiddenFiles: ['/etc/execd/tls/key.pem'],
   readableDirs: ['/home/u/.local/state/execd/spill/s1'],
   network: 'on',
 };
@@ -29,6 +30,12 @@ describe('bwrapArgv', () => {
   it("cuts the network with --unshare-net only for network 'off'", () => {
     expect(bwrapArgv(plan, ['true'])).not.toContain('--unshare-net');
     expect(bwrapArgv({ ...plan, network: 'off' }, ['true'])).toContain('--unshare-net');
+  });
+
+  it('covers each secret file with /dev/null after the workspace', () => {
+    const argv = bwrapArgv(plan, ['true']);
+    const secret = indexOf(argv, '--ro-bind', '/dev/null', '/etc/execd/tls/key.pem');
+    expect(secret).toBeGreaterThan(indexOf(argv, '--bind', '/home/u/project'));
   });
 
   it('binds the workspace writable only in workspace-write', () => {

@@ -59,11 +59,14 @@ describe('validateShellArgs messages, byte for byte', () => {
     );
   });
 
-  it('accepts valid arguments and ignores keys that change nothing', () => {
-    expect(validateShellArgs({ ...base, timeoutMs: 1500, workdir: 'src', note: 'x' }, NONE)).toEqual({
+  it('accepts valid arguments and refuses keys the schema does not declare', () => {
+    expect(validateShellArgs({ ...base, timeoutMs: 1500, workdir: 'src' }, NONE)).toEqual({
       ok: true,
       args: { ...base, timeoutMs: 1500, workdir: 'src' },
     });
+    expect(messageOf({ ...base, workdir: 'src', note: 'x' }, NONE)).toBe(
+      'invalid arguments: unknown key "note" (accepted: command, description, timeoutMs, workdir)',
+    );
     expect(validateShellArgs({ ...base, run_in_background: true }, ALL)).toEqual({
       ok: true,
       args: { ...base, run_in_background: true },

@@ -44,11 +44,14 @@ describe('persistent bash arguments', () => {
     expect(persistentMessage(args)).toBe(message);
   });
 
-  it('accepts command, description and timeoutMs', () => {
-    expect(validatePersistentArgs({ ...base, timeoutMs: 900, extra: 1 })).toEqual({
+  it('accepts command, description and timeoutMs, and nothing else', () => {
+    expect(validatePersistentArgs({ ...base, timeoutMs: 900 })).toEqual({
       ok: true,
       args: { ...base, timeoutMs: 900 },
     });
+    expect(persistentMessage({ ...base, timeoutMs: 900, extra: 1 })).toBe(
+      'invalid arguments: unknown key "extra" (accepted: command, description, timeoutMs)',
+    );
   });
 
   it('advertises exactly command, description and timeoutMs', () => {
