@@ -84,7 +84,8 @@ export class BoundedStdioTransport implements Transport {
     this.onerror?.(new Error(outcome.refusal.error.message));
     // An answer without an id is one the client cannot match (and some refuse): stderr says it instead.
     if (outcome.refusal.id === null) process.stderr.write(`execd mcp: ${outcome.refusal.error.message}\n`);
-    else void this.write(JSON.stringify(outcome.refusal));
+    // write() never rejects: a stdout that is gone ends the server through its own close.
+    else this.write(JSON.stringify(outcome.refusal)).catch(() => undefined);
   }
 
   private write(json: string): Promise<void> {

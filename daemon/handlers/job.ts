@@ -173,6 +173,7 @@ export const jobHandlers = [
 /** Why `job/write` cannot reach a job's stdin. */
 function stdinClosedReason(job: Job): string {
   if (!job.keptStdinOpen) return `job ${job.id} was not started with keepStdinOpen`;
-  if (job.restored) return `job ${job.id} was started with keepStdinOpen, but its stdin was closed when the daemon restarted`;
+  if (job.restored)
+    return `job ${job.id} was started with keepStdinOpen, but its stdin was closed when the daemon restarted`;
   return `job ${job.id} has settled; its stdin is closed`;
 }

@@ -55,7 +55,8 @@ describe('the log under a flood of strangers', () => {
       timeoutMs: 30_000,
     });
     const summary = lines().find((line) => line.includes('"msg":"peer warnings left out"'))!;
-    expect(JSON.parse(summary)).toMatchObject({ suppressed: { 'connection refused': expect.any(Number) } });
+    const counts = (JSON.parse(summary) as { suppressed: Record<string, number> }).suppressed;
+    expect(counts['connection refused']).toBeGreaterThan(100);
 
     // Rotation: lines the daemon writes for its own work (here, configuration changes) pass 20 kB.
     for (let i = 0; i < 400; i++) await holder.call(ConfigSet, { patch: { graceMs: 1000 + i } });
