@@ -24,12 +24,7 @@ import {
 } from './fields.js';
 import { NotificationType, ProgressType } from './jsonrpc.js';
 import { jobReadResultSchema, shellRunResultSchema } from './result-schemas.js';
-import {
-  sandboxModeSchema,
-  sandboxPolicySchema,
-  sessionSandboxSchema,
-  sessionSandboxUpdateSchema,
-} from './sandbox.js';
+import { sandboxModeSchema, sandboxPolicySchema, sessionSandboxSchema, sessionSandboxUpdateSchema } from './sandbox.js';
 import type {
   DaemonStatusResult,
   ExecSpec,

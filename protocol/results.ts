@@ -41,6 +41,7 @@ import {
   TerminalSignal,
   TerminalWrite,
   SessionOpen,
+  SessionUpdate,
   ShellResolve,
   ShellRun,
   ShellStart,
@@ -86,10 +87,23 @@ const results = (): ResultEntry[] => [
         streaming: z.literal(true),
         terminals: z.boolean(),
       }),
+      admin: z.boolean().optional(),
     }),
   ),
   result(SessionOpen, (z) =>
     z.object({ sessionId: z.string(), reattached: z.boolean(), jobs: z.array(jobSnapshotSchema()) }),
+  ),
+  result(SessionUpdate, (z) =>
+    z.object({
+      sessionId: z.string(),
+      cwd: z.string(),
+      envNames: z.array(z.string()),
+      sandbox: z.object({
+        mode: sandboxModeSchema(),
+        workspaceRoot: z.string().optional(),
+        escalationTargets: z.array(sandboxModeSchema()),
+      }),
+    }),
   ),
   result(SessionClose, (z) =>
     z.object({ killedJobs: z.number(), closedTerminals: z.number(), removedFiles: z.number() }),

@@ -45,7 +45,7 @@ export interface TestDaemon {
   stderr(): string;
   /** Connects an authenticated client, closed when the test finishes. */
   connect(options?: ConnectOptions): Promise<ExecdClient>;
-  /** Connects and opens a session with `cwd` (default: the temp dir). */
+  /** Connects and opens a session with `cwd` (default: the temp dir), or attaches to it when it exists. */
   session(sessionId: string, cwd?: string): Promise<ExecdClient>;
   /** SIGTERM and wait for the exit; resolves with the exit code. */
   stop(): Promise<number | null>;
@@ -98,7 +98,9 @@ export async function startDaemon(options: TestDaemonOptions = {}): Promise<Test
     },
     async session(sessionId, cwd = dir) {
       const client = await daemon.connect();
-      await client.call(SessionOpen, { sessionId, cwd });
+      // A session another client (a tool) already opened is attached to as it is (SPEC §6).
+      const existing = await client.call(SessionOpen, { sessionId }).catch(() => undefined);
+      if (!existing) await client.call(SessionOpen, { sessionId, cwd });
       return client;
     },
     async stop() {

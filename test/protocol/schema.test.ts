@@ -23,6 +23,7 @@ import {
   RenderResult,
   SessionClose,
   SessionOpen,
+  SessionUpdate,
   ShellResolve,
   ShellRun,
   ShellStart,
@@ -65,6 +66,7 @@ describe('the protocol schema', () => {
     const sessionId = 'schema';
     answers.push([ALL_REQUESTS[0], client.info]);
     await call(SessionOpen, { sessionId, cwd: daemon.dir });
+    await call(SessionUpdate, { sessionId, env: { A: '1' } });
     await call(ShellResolve, { sessionId, command: 'true' });
     const run = await call(ShellRun, { sessionId, command: 'echo out; echo err >&2; exit 2' });
     const started = await call(ShellStart, { sessionId, command: 'echo job; sleep 60' });

@@ -127,7 +127,8 @@ const TEMPLATES = (sessionId: string): Template[] => [
     decl: SessionOpen,
     base: { sessionId, cwd: '/tmp' },
     fields: { sessionId: 'sessionId', cwd: 'absPath', env: 'env', dshEnv: 'dshEnv' },
-    required: ['sessionId', 'cwd'],
+    // Without cwd, session/open attaches (SPEC §6's re-open rule): only the id is required.
+    required: ['sessionId'],
   },
   { decl: SessionClose, base: { sessionId }, fields: { sessionId: 'sessionId' }, required: ['sessionId'] },
   {

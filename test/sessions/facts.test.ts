@@ -91,7 +91,7 @@ describe('re-opening a session', { timeout: 120_000 }, () => {
     const refused = await failure(client.call(SessionOpen, { sessionId: 'ghost' }));
     expect(refused.errorName).toBe('SESSION_NOT_FOUND');
     expect(refused.message).toContain('open it with a cwd');
-    const env = await failure(client.call(SessionOpen, { sessionId: 'ghost', env: { A: '1' } } as never));
+    const env = await failure(client.call(SessionOpen, { sessionId: 'ghost', env: { A: '1' } }));
     expect(env.errorName).toBe('INVALID_PARAMS');
     expect(env.message).toContain('cwd must be given when env, dshEnv or sandbox are');
   });
