@@ -35,6 +35,12 @@ function podman(args: string[]): string {
   });
 }
 
+/** A container limit for `ulimit -<flag>` (`n` open files, `u` processes): 4096, or the soft limit here if lower. */
+function limit(flag: 'n' | 'u'): number {
+  const value = execFileSync('bash', ['-c', `ulimit -S${flag}`], { encoding: 'utf8' }).trim();
+  return value === 'unlimited' ? 4096 : Math.min(4096, Number(value));
+}
+
 /** A directory owned by the container's user. */
 function ownedDir(path: string): string {
   mkdirSync(path, { recursive: true });
@@ -64,10 +70,11 @@ describe('the daemon in a container with the runtime defaults, as a non-root use
       name,
       '--user',
       `${UID}:${UID}`,
+      // podman here needs explicit limits, below this process's own hard ones.
       '--ulimit',
-      'nofile=65536:65536',
+      `nofile=${limit('n')}:${limit('n')}`,
       '--ulimit',
-      'nproc=65536:65536',
+      `nproc=${limit('u')}:${limit('u')}`,
       '-v',
       `${process.execPath}:/usr/local/bin/node:ro`,
       ...mounts,
@@ -96,10 +103,10 @@ describe('the daemon in a container with the runtime defaults, as a non-root use
     expect(sandbox.enforces).toEqual(expect.arrayContaining(['files', 'daemon-files', 'daemon-socket', 'network-off']));
     await client.call(SessionOpen, { sessionId: 's1', cwd: workspace, sandbox: { mode: 'workspace-write' } });
 
-    // The container's condition: uid 1000, no effective capability, and bwrap refused.
+    // The container's condition: uid 1000, no effective capability, and bwrap refused (a fresh /proc in its pid namespace).
     const facts = await client.run({
       sessionId: 's1',
-      command: 'id -u; grep CapEff /proc/self/status; bwrap --ro-bind / / true',
+      command: 'id -u; grep CapEff /proc/self/status; bwrap --ro-bind / / --unshare-pid --proc /proc true',
       sandboxPolicy: { mode: 'danger-full-access' },
     });
     console.log(`container: ${facts.stdout.text.trim().replace(/\n/g, ' | ')} | ${facts.stderr.text.trim()}`);
