@@ -63,6 +63,10 @@ describe('the daemon in a container with the runtime defaults, as a non-root use
       ['node_modules', '/opt/execd/node_modules'],
       ['package.json', '/opt/execd/package.json'],
     ].flatMap(([from, to]) => ['-v', `${realpathSync(join(REPO, from!))}:${to}:ro`]);
+    // Registered first: a container that was created but failed to start is removed too.
+    onTestFinished(() => {
+      spawnSync('podman', ['--runtime', 'runc', 'rm', '-f', '-t', '0', name]);
+    });
     podman([
       'run',
       '-d',
@@ -89,9 +93,6 @@ describe('the daemon in a container with the runtime defaults, as a non-root use
       '--state-dir',
       stateDir,
     ]);
-    onTestFinished(() => {
-      spawnSync('podman', ['--runtime', 'runc', 'rm', '-f', '-t', '0', name]);
-    });
     await waitFor(() => existsSync(socketPath) && existsSync(join(stateDir, 'token')), 'the daemon in the container', {
       timeoutMs: 60_000,
     });
