@@ -152,7 +152,7 @@ describe('deploy/kubernetes', () => {
     for (const [key, value] of Object.entries(service.spec.selector)) expect(pod.metadata.labels[key]).toBe(value);
     const workload = pod.spec.containers[0]!;
     expect(workload.ports.map((port) => port.name)).toContain(service.spec.ports[0]!.targetPort);
-    expect(pod.spec.securityContext).toMatchObject({ runAsNonRoot: true });
+    expect(pod.spec.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
     // The workload starts execd from the shared emptyDir under tini; the probe asks `execd status`.
     expect(workload.command!.slice(0, 2)).toEqual(['/execd/bin/tini', '--']);
     expect(pod.spec.initContainers![0]!.volumeMounts[0]!.name).toBe(workload.volumeMounts[0]!.name);
