@@ -15,8 +15,8 @@ describe('execd status', { timeout: 180_000 }, () => {
     expect(table.stdout).toMatch(new RegExp(`^pid +${pid}$`, 'm'));
     expect(table.stdout).toMatch(new RegExp(`^socket +${world.socketPath}$`, 'm'));
     expect(table.stdout).toMatch(/^spawns +1 in the daemon, 0 by its spawner process$/m);
-    expect(table.stdout).toMatch(/^SESSION +CONNECTIONS +RUNNING JOBS +CWD$/m);
-    expect(table.stdout).toMatch(new RegExp(`^cli +0 +0 +${world.dir}$`, 'm'));
+    expect(table.stdout).toMatch(/^SESSION +CONNECTIONS +RUNNING JOBS +TERMINALS +CWD$/m);
+    expect(table.stdout).toMatch(new RegExp(`^cli +0 +0 +0 +${world.dir}$`, 'm'));
     const json = JSON.parse((await world.run(['status', '--json'])).stdout) as DaemonStatusResult;
     expect(json).toMatchObject({ pid, version: '0.1.0', config: { timeoutMs: 120000 } });
   });
