@@ -26,22 +26,24 @@ export function pumpInput(client: ExecdClient, sessionId: string, outputToken: s
     const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
     source.pause();
     writing = true;
-    void (async () => {
-      try {
-        for (let at = 0; at < bytes.length && !stopped; at += WRITE_CHUNK_BYTES) {
-          await write(bytes.subarray(at, at + WRITE_CHUNK_BYTES), false);
-        }
-      } catch {
-        // The run ended or closed its stdin: nothing more is read.
-        stop();
-        return;
-      } finally {
-        writing = false;
+    forward(bytes).catch(() => stop());
+  };
+  /** Writes one chunk of the source, then reads on (or ends stdin once the source has ended). */
+  const forward = async (bytes: Buffer) => {
+    try {
+      for (let at = 0; at < bytes.length && !stopped; at += WRITE_CHUNK_BYTES) {
+        await write(bytes.subarray(at, at + WRITE_CHUNK_BYTES), false);
       }
-      if (stopped) return;
-      if (ended) await finish();
-      else source.resume();
-    })();
+    } catch {
+      // The run ended or closed its stdin: nothing more is read.
+      stop();
+      return;
+    } finally {
+      writing = false;
+    }
+    if (stopped) return;
+    if (ended) await finish();
+    else source.resume();
   };
   const finish = async () => {
     if (stopped) return;
@@ -50,7 +52,7 @@ export function pumpInput(client: ExecdClient, sessionId: string, outputToken: s
   };
   const onEnd = () => {
     ended = true;
-    if (!writing) void finish();
+    if (!writing) finish().catch(() => undefined);
   };
   const onError = () => onEnd();
   function stop(): void {

@@ -38,6 +38,7 @@ export function formatStatus(status: DaemonStatusResult, endpoint: Endpoint): st
       ...status.listeners.map((url) => ['listening', url]),
       ['state dir', endpoint.stateDir],
       ['jobs', `${status.jobs.running} running, ${status.jobs.settled} settled`],
+      ['terminals', `${status.terminals.running} running, ${status.terminals.exited} exited`],
       ['processes', String(status.processes)],
       ['spawns', `${status.spawns.inline} in the daemon, ${status.spawns.spawner} by its spawner process`],
       ...status.memory.map((use) => [
@@ -53,11 +54,12 @@ export function formatStatus(status: DaemonStatusResult, endpoint: Endpoint): st
     status.sessions.length === 0
       ? 'no sessions\n'
       : formatTable(
-          ['SESSION', 'CONNECTIONS', 'RUNNING JOBS', 'CWD'],
+          ['SESSION', 'CONNECTIONS', 'RUNNING JOBS', 'TERMINALS', 'CWD'],
           status.sessions.map((session) => [
             session.sessionId,
             String(session.connections),
             String(session.runningJobs),
+            String(session.runningTerminals),
             session.cwd,
           ]),
         );

@@ -31,7 +31,7 @@ export function openRunStdin(
   runName: string,
 ): { stdin: RunStdin; close: () => void } | ExecdError {
   let stdins = openStdins.get(conn);
-  if (!stdins) openStdins.set(conn, (stdins = new Map()));
+  if (!stdins) openStdins.set(conn, (stdins = new Map<string, RunStdin>()));
   const key = keyOf(sessionId, token);
   if (stdins.has(key)) return new ExecdError('INVALID_PARAMS', `outputToken: a run with this token is still running`);
   let stdin: RunStdin;

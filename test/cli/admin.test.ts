@@ -19,8 +19,8 @@ describe('execd status', { timeout: 180_000 }, () => {
     expect(table.stdout).toMatch(
       /^sandbox runner +bwrap, enforces files, daemon-files, daemon-socket, processes, network-off$/m,
     );
-    expect(table.stdout).toMatch(/^SESSION +CONNECTIONS +RUNNING JOBS +CWD$/m);
-    expect(table.stdout).toMatch(new RegExp(`^cli +0 +0 +${world.dir}$`, 'm'));
+    expect(table.stdout).toMatch(/^SESSION +CONNECTIONS +RUNNING JOBS +TERMINALS +CWD$/m);
+    expect(table.stdout).toMatch(new RegExp(`^cli +0 +0 +0 +${world.dir}$`, 'm'));
     expect(table.stdout).toMatch(new RegExp(`^memory \\(daemon\\) +[\\d.]+ MiB PSS, [\\d.]+ MiB RSS \\(pid ${pid}\\)$`, 'm'));
     const json = JSON.parse((await world.run(['status', '--json'])).stdout) as DaemonStatusResult;
     expect(json).toMatchObject({ pid, version: '0.1.0', config: { timeoutMs: 120000 }, sandbox: { backend: 'bwrap' } });

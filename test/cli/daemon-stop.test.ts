@@ -26,8 +26,9 @@ describe('a run the daemon shutdown cuts', { timeout: 120_000 }, () => {
     const running = client.run({ sessionId: 's', command: 'sleep 60' });
     // The run is in flight once the daemon has a process for it.
     await waitFor(async () => (await client.call(DaemonStatus, {})).processes > 0, 'the command runs');
-    void daemon.stop();
+    const stopped = daemon.stop();
     const result = await running;
+    await stopped;
     expect(result).toMatchObject({ aborted: true, daemonStopped: true, signal: 'SIGTERM' });
     expect(renderResult(result)).toBe(`(no output)\n${DAEMON_STOPPED_LINE}\n[killed by signal: SIGTERM]`);
   });

@@ -43,4 +43,26 @@ describe('execd CLI messages', { timeout: 120_000 }, () => {
     });
     expect(world.daemonPids()).toEqual([pid]);
   });
+
+  it('execd jobs with no daemon and no journal lists nothing without starting one', async () => {
+    const world = cliWorld();
+    expect(await world.run(['jobs'])).toMatchObject({ code: 0, stdout: 'no jobs in session cli\n' });
+    expect(await world.run(['jobs', '--json'])).toMatchObject({ code: 0, stdout: '[]\n' });
+    expect(world.daemonPids()).toEqual([]);
+    // Once a daemon has run jobs, their journal is read (by a daemon started for it).
+    expect((await world.run(['run', '--', 'true'])).code).toBe(0);
+    const job = (await world.run(['start', '--', 'true'])).stdout.trim();
+    expect((await world.run(['wait', job])).code).toBe(0);
+    expect((await world.run(['stop'])).code).toBe(0);
+    expect((await world.run(['jobs'])).stdout).toContain(job);
+  });
+
+  it('execd status shows the terminals, in all and per session', async () => {
+    const world = cliWorld();
+    const terminal = await world.run(['term', 'open']);
+    expect(terminal.code).toBe(0);
+    const status = (await world.run(['status'])).stdout;
+    expect(status).toMatch(/^terminals +1 running, 0 exited$/m);
+    expect(status).toMatch(/^cli +\d+ +0 +1 +\//m);
+  });
 });

@@ -76,8 +76,6 @@ describe('execd run carries bytes', { timeout: 120_000 }, () => {
     const world = cliWorld();
     expect((await world.run(['run', '--', 'true'])).code).toBe(0); // the daemon is up
     const started = Date.now();
-    let firstAnswerMs = -1;
-    let stdinRef: NodeJS.WritableStream | undefined;
     const proc = spawn(
       process.execPath,
       [CLI, 'run', '--', 'echo ready; while read -r line; do echo "got $line"; done; echo end'],
@@ -98,10 +96,10 @@ describe('execd run carries bytes', { timeout: 120_000 }, () => {
         check();
       });
     proc.stdout.setEncoding('utf8').on('data', (text: string) => (stdout += text));
-    stdinRef = proc.stdin;
+    const stdinRef = proc.stdin;
     // The command runs before any stdin arrived, with the caller's stdin still open.
     await seen('ready\n');
-    firstAnswerMs = Date.now() - started;
+    const firstAnswerMs = Date.now() - started;
     stdinRef.write('one\n');
     await seen('got one\n');
     stdinRef.write('two\n');
