@@ -378,25 +378,28 @@ export class ExecdClient {
     }
     const redialing = this.redial(this.redialer);
     this.redialing = redialing;
-    void redialing.then(() => {
+    const settled = () => {
       if (this.redialing === redialing) this.redialing = undefined;
-    });
+    };
+    redialing.then(settled, settled);
   }
 
-  private async redial({ dial, policy }: Redialer): Promise<boolean> {
+  private async redial(redialer: Redialer): Promise<boolean> {
+    const { policy } = redialer;
     for (let attempt = 0; attempt < policy.maxAttempts; attempt++) {
       await delay(backoffMs(policy, attempt));
       if (this.closed) return false;
       let link: Link | undefined;
       try {
-        link = await dial();
+        link = await redialer.dial();
         for (const params of this.sessions.values()) await link.rpc.sendRequest(SessionOpen.method, params);
       } catch {
         link?.rpc.dispose();
         link?.socket.destroy();
         continue;
       }
-      if (this.closed) {
+      // close() may have run during the dial.
+      if (this.isClosed) {
         link.rpc.dispose();
         link.socket.destroy();
         return false;

@@ -191,8 +191,34 @@ export const jobOutputArgsSchema = lazySchema((z) => {
         `Wait up to this many milliseconds (at most ${MAX_WAIT_MS}) for new output when there is none yet; ` +
           'returns as soon as output arrives or the job ends.',
       ),
+    wait_for: z
+      .object(
+        {
+          output: z.string({ error: 'invalid wait_for.output: expected a regular expression' }).min(1).optional(),
+          port: z
+            .number({ error: 'invalid wait_for.port: expected a TCP port from 1 to 65535' })
+            .int({ error: 'invalid wait_for.port: expected a TCP port from 1 to 65535' })
+            .min(1, { error: 'invalid wait_for.port: expected a TCP port from 1 to 65535' })
+            .max(65_535, { error: 'invalid wait_for.port: expected a TCP port from 1 to 65535' })
+            .optional(),
+          path: z.string({ error: 'invalid wait_for.path: expected a path' }).min(1).optional(),
+        },
+        { error: (issue) => `invalid wait_for: expected an object, got ${describeValue(issue.input)}` },
+      )
+      .optional()
+      .describe(
+        'Wait (up to wait_ms, default 30000) until the output matches the regular expression `output`, ' +
+          'TCP `port` on localhost accepts connections, or `path` exists, or the job ends; then read.',
+      ),
   });
 });
+
+/** What `job_output` waits for (`wait_for`). */
+export interface WaitFor {
+  output?: string;
+  port?: number;
+  path?: string;
+}
 
 /** The schema of `job_list`: no arguments. */
 export const jobListArgsSchema = lazySchema((z) =>
@@ -200,11 +226,20 @@ export const jobListArgsSchema = lazySchema((z) =>
 );
 
 /** Validates the arguments of `job_output`; `wait_ms` above the daemon's maximum is capped. */
-export function validateJobOutputArgs(args: unknown): Validated<{ job_id: string; wait_ms?: number }> {
+export function validateJobOutputArgs(
+  args: unknown,
+): Validated<{ job_id: string; wait_ms?: number; wait_for?: WaitFor }> {
   const parsed = jobOutputArgsSchema().safeParse(args);
   if (!parsed.success) return { ok: false, message: parsed.error.issues[0]!.message };
-  const { job_id, wait_ms } = parsed.data;
-  return { ok: true, args: wait_ms === undefined ? { job_id } : { job_id, wait_ms: Math.min(wait_ms, MAX_WAIT_MS) } };
+  const { job_id, wait_ms, wait_for } = parsed.data;
+  return {
+    ok: true,
+    args: {
+      job_id,
+      ...(wait_ms !== undefined && { wait_ms: Math.min(wait_ms, MAX_WAIT_MS) }),
+      ...(wait_for !== undefined && { wait_for }),
+    },
+  };
 }
 
 /** Validates the arguments of a job tool. */

@@ -128,7 +128,10 @@ export const JOB_OUTPUT_DESCRIPTION =
   'state, e.g. `[job bash-3: running]`; once it finished, its exit marker follows as for a foreground call. ' +
   'With `wait_ms` (at most 30000), when nothing new is there yet it waits until output arrives, the job ' +
   'ends, or `wait_ms` passes: use it to wait for a server to come up or a build to progress, rather than ' +
-  'calling job_output in a loop or running `sleep`. ' +
+  'calling job_output in a loop or running `sleep`. With `wait_for` it first waits until the output matches ' +
+  '`wait_for.output` (a regular expression), `wait_for.port` accepts TCP connections on localhost, or ' +
+  '`wait_for.path` exists (or the job ends, or `wait_ms` passes, default 30000): start a dev server, then wait ' +
+  'for its port in one call. ' +
   'If the reader fell behind, `[some output was dropped from memory; full output: <paths>]` names files that ' +
   'hold everything.';
 

@@ -1,5 +1,5 @@
 /** The job tools that complete background runs (SPEC §3.4, §10): `job_output`, `job_kill` and `job_list`. */
-import { JobKill, JobList, JobRead } from '../../protocol/methods.js';
+import { JobKill, JobList, JobRead, JobWait } from '../../protocol/methods.js';
 import type { JobReadResult, JobSnapshot } from '../../protocol/types.js';
 import type { ExecdClient } from '../connection.js';
 import { escalationHintLine, renderProcessRead } from '../../shared/render.js';
@@ -8,6 +8,7 @@ import {
   jobListArgsSchema,
   jobOutputArgsSchema,
   jsonSchemaOf,
+  MAX_WAIT_MS,
   validateJobArgs,
   validateJobOutputArgs,
   type Validated,
@@ -67,8 +68,11 @@ export function createJobOutputTool({ client, sessionId, escalation }: JobToolOp
     description: JOB_OUTPUT_DESCRIPTION,
     inputSchema: jsonSchemaOf(jobOutputArgsSchema()),
     execute: (raw: unknown, { signal }: ExecuteOptions = {}) =>
-      callJobTool(raw, signal, validateJobOutputArgs, async ({ job_id: jobId, wait_ms: waitMs }) => {
-        const read = await client.call(JobRead, { sessionId, jobId, waitMs }, { signal });
+      callJobTool(raw, signal, validateJobOutputArgs, async ({ job_id: jobId, wait_ms: waitMs, wait_for: until }) => {
+        // A condition first (SPEC §14), then the read of what the job printed meanwhile.
+        if (until)
+          await client.call(JobWait, { sessionId, jobId, timeoutMs: waitMs ?? MAX_WAIT_MS, until }, { signal });
+        const read = await client.call(JobRead, { sessionId, jobId, waitMs: until ? undefined : waitMs }, { signal });
         const targets = escalation && read.job.sandbox ? widerTargets(read.job.sandbox.mode) : [];
         const escalationHint = targets.length > 0 ? escalationHintLine(targets) : undefined;
         return { text: renderProcessRead(read, { escalationHint }), isError: false, details: { kind: 'read', read } };

@@ -17,7 +17,9 @@ export function canonicalJson(value: unknown): string {
       .map(([key, field]) => `${JSON.stringify(key)}:${canonicalJson(field)}`);
     return `{${fields.join(',')}}`;
   }
-  return JSON.stringify(value) ?? 'null';
+  // undefined has no JSON: it reads as null.
+  const json: unknown = JSON.stringify(value);
+  return typeof json === 'string' ? json : 'null';
 }
 
 /** A digest of the method and the params that decide what a keyed request does. */

@@ -36,7 +36,8 @@ interface SessionKeys {
 /** Size of an answer as the client reads it. */
 function answerBytes(answer: unknown): number {
   if (answer instanceof ExecdError) return Buffer.byteLength(answer.message) + 64;
-  return Buffer.byteLength(JSON.stringify(answer) ?? '');
+  const json: unknown = JSON.stringify(answer);
+  return typeof json === 'string' ? Buffer.byteLength(json) : 0;
 }
 
 /** Every session's request keys. */

@@ -42,7 +42,7 @@ function keyedHandle(entry: HandlerEntry, detachable: boolean): HandlerEntry['ha
         return new ExecdError('INVALID_PARAMS', `requestKey: ${REQUEST_KEY_REUSED}`);
       }
       seen.onRepeat?.(params, ctx);
-      return seen.answer as ReturnType<HandlerEntry['handle']>;
+      return seen.answer;
     }
     const config = ctx.daemon.config.get();
     const run = detachable && config.reconnectGraceMs > 0 ? detachableRun(ctx, params) : undefined;
@@ -62,7 +62,7 @@ function keyedHandle(entry: HandlerEntry, detachable: boolean): HandlerEntry['ha
       const finish = () => run.finish();
       answer.then(finish, finish);
     }
-    return answer as ReturnType<HandlerEntry['handle']>;
+    return answer;
   };
 }
 

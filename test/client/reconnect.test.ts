@@ -40,9 +40,9 @@ describe('connect({ reconnect: true })', () => {
     await client.call(SessionOpen, { sessionId: 'w', cwd: daemon.dir });
 
     const expected: string[] = [];
-    let stop = false;
+    const state = { stop: false };
     const workload = (async () => {
-      for (let i = 0; !stop || i < 4; i++) {
+      for (let i = 0; !state.stop || i < 4; i++) {
         const run = `run-${i}`;
         expected.push(run);
         const result = await client.run({ sessionId: 'w', command: `echo ${run} >> ${log}; sleep 0.15; echo ${run}` });
@@ -60,11 +60,11 @@ describe('connect({ reconnect: true })', () => {
     const cuts: number[] = [];
     for (let cut = 0; cut < 20; cut++) {
       // Wait for the link to be back (a cut of nothing would prove nothing), then cut mid-flight.
-      await waitFor(() => proxy.accepted() > cut, `link ${cut + 1}`);
+      await waitFor(() => reconnects >= cut, `link ${cut + 1} to be up (reconnected and re-opened)`);
       await new Promise((resolve) => setTimeout(resolve, 150 + Math.random() * 250));
       cuts.push(proxy.cut());
     }
-    stop = true;
+    state.stop = true;
     await workload;
     const effects = readFileSync(log, 'utf8').split('\n').filter(Boolean);
     const doubled = effects.filter((line, at) => effects.indexOf(line) !== at);
