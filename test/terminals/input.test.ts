@@ -17,11 +17,11 @@ describe('terminal input', () => {
       idleMs: 500,
       timeoutMs: 120_000,
     });
-    let settled = false;
-    void send.finally(() => (settled = true));
+    const progress = { settled: false };
+    send.finally(() => (progress.settled = true)).catch(() => undefined);
     const latencies: number[] = [];
     // Samples while the input is being written and echoed (it takes seconds).
-    while (!settled && latencies.length < 20) {
+    while (!progress.settled && latencies.length < 20) {
       const started = performance.now();
       const result = await other.call(ShellRun, { sessionId: 's2', command: 'true' });
       latencies.push(performance.now() - started);
@@ -43,7 +43,9 @@ describe('terminal input', () => {
 
   test('input past maxTerminalInputBytes is refused, also while earlier input waits unread', async () => {
     const { client, sessionId, terminalId, run } = await shellFixture({ config: { maxTerminalInputBytes: 64 * 1024 } });
-    const tooLarge = await rejection(client.call(TerminalSend, { sessionId, terminalId, text: 'x'.repeat(64 * 1024 + 1) }));
+    const tooLarge = await rejection(
+      client.call(TerminalSend, { sessionId, terminalId, text: 'x'.repeat(64 * 1024 + 1) }),
+    );
     expect(tooLarge.errorName).toBe('LIMIT_EXCEEDED');
     expect(tooLarge.message).toMatch(/maxTerminalInputBytes \(65536\)/);
     // A program in raw mode that reads nothing (the PTY fills, input stays queued): a second write past the cap is refused.
