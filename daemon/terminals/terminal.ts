@@ -480,7 +480,8 @@ export class Terminal {
     // The shell turns echo off before it prints the boot marker; where stty is missing, `read -s`
     // turns it off only once it reads: wait for that read before typing the secret.
     for (let waited = 0; HAS_PROC && slave !== undefined && waited < BOOT_READ_WAIT_MS; waited += 5) {
-      if (terminalWaits(this.pid, slave).some((wait) => wait.tid === this.pid)) break;
+      // The shell is the only process of the foreground group now (under a sandbox, a child of the runner).
+      if (terminalWaits(this.pid, slave).length > 0) break;
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
     this.write(setupLine(secret));

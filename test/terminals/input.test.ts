@@ -10,6 +10,14 @@ describe('terminal input', () => {
   test("another client's shell/run true stays fast while a 1 MiB send is echoed by readline", async () => {
     const { daemon, client, sessionId, terminalId } = await shellFixture();
     const other = await daemon.session('s2');
+    // The same request on this machine with no terminal input, for comparison (the machine is shared).
+    const baseline: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const started = performance.now();
+      await other.call(ShellRun, { sessionId: 's2', command: 'true' });
+      baseline.push(performance.now() - started);
+    }
+    const baselineMedian = [...baseline].sort((a, b) => a - b)[2]!;
     const send = client.call(TerminalSend, {
       sessionId,
       terminalId,
@@ -32,10 +40,11 @@ describe('terminal input', () => {
     const sorted = [...latencies].sort((a, b) => a - b);
     const median = sorted[Math.floor(sorted.length / 2)]!;
     console.log(
-      `shell/run true during a 1 MiB terminal send: ${latencies.length} samples, median ${median.toFixed(1)} ms, max ${sorted.at(-1)!.toFixed(1)} ms`,
+      `shell/run true during a 1 MiB terminal send: ${latencies.length} samples, median ${median.toFixed(1)} ms, max ${sorted.at(-1)!.toFixed(1)} ms (without it: median ${baselineMedian.toFixed(1)} ms)`,
     );
     expect(latencies.length).toBeGreaterThanOrEqual(5);
-    expect(median).toBeLessThan(100);
+    // What the terminal's input adds to another client's request stays under 100 ms (it was 7.6 s).
+    expect(median - baselineMedian).toBeLessThan(100);
     // Every byte reached the program: readline echoed them all.
     expect(sent.terminal.outputBytes).toBeGreaterThan(MIB - 64);
     await client.call(TerminalSignal, { sessionId, terminalId, signal: 'SIGINT' });
