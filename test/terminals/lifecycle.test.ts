@@ -193,6 +193,11 @@ describe('terminal lifecycle', () => {
     expect(await client.call(TerminalList, { sessionId })).toHaveLength(1);
     // Control bytes are valid input: written as they are.
     expect(await client.call(TerminalWrite, { sessionId, terminalId, data: '\x15' })).toEqual({ written: 1 });
+    // Typed input since the prompt: a run types nothing until the shell is at its prompt again.
+    expect(await run('echo fine')).toMatchObject({ state: 'not_at_prompt', output: '' });
+    expect(await client.call(TerminalSend, { sessionId, terminalId, text: '', submit: true })).toMatchObject({
+      waitReason: 'prompt',
+    });
     expect((await run('echo fine')).output).toBe('fine\n');
   });
 });
