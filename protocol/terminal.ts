@@ -10,7 +10,8 @@ export type TerminalSignalName = (typeof TERMINAL_SIGNALS)[number];
  * What ended a `terminal/send`'s wait, in the order the tiers are checked (SPEC §9.1);
  * `not_at_prompt` only for a `terminal/run` that typed nothing.
  */
-export type TerminalWaitReason = 'prompt' | 'stdin_read' | 'inferred_idle' | 'timeout' | 'session_exit' | 'not_at_prompt';
+export type TerminalWaitReason =
+  'prompt' | 'stdin_read' | 'inferred_idle' | 'timeout' | 'session_exit' | 'not_at_prompt';
 
 /**
  * How a `terminal/run` ended. `not_at_prompt`: nothing was typed, because the daemon's own shell is

@@ -135,7 +135,21 @@ export async function openTerminal(
   daemon.terminals.add(terminal);
   daemon.log.info({ terminalId: terminal.id, sessionId: session.id, pid: terminal.pid }, 'terminal opened');
   terminal.busy = true;
+  const opened = Date.now();
   await waitReady(terminal, { idleMs: OPEN_IDLE_MS, timeoutMs: OPEN_TIMEOUT_MS, before: [] });
+  // The shell's read of its setup line (see bootPromptCommand) may look like a wait for input: a
+  // shell terminal opens at its first prompt, unless that does not come within the open's limit.
+  if (terminal.isShell && !terminal.atOwnPrompt && terminal.running) {
+    const left = Math.max(0, OPEN_TIMEOUT_MS - (Date.now() - opened));
+    await waitReady(terminal, {
+      idleMs: left,
+      timeoutMs: left,
+      before: [],
+      markerEnds: (marker) => marker.kind === 'prompt',
+    });
+  }
+  // The prompt text follows its marker, sometimes in the next read: it belongs to the motd.
+  if (terminal.isShell && terminal.running) await waitReady(terminal, { idleMs: 30, timeoutMs: 200, before: [] });
   terminal.busy = false;
   const motd = boundedTail(terminal.scrollback.rawFrom(0).bytes, config.maxOutputBytes);
   return { terminal: terminal.snapshot(), motd: motd.text };

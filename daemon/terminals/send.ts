@@ -26,7 +26,12 @@ export interface SendRequest {
  * LIMIT_EXCEEDED when `bytes` more input would pass `maxTerminalInputBytes`, counting what still
  * waits for the program to read it: a terminal is typed into, a pasted script fits, a file does not.
  */
-export function checkInputSize(terminal: Terminal, bytes: number, config: Config, what: string): ExecdError | undefined {
+export function checkInputSize(
+  terminal: Terminal,
+  bytes: number,
+  config: Config,
+  what: string,
+): ExecdError | undefined {
   const limit = config.maxTerminalInputBytes;
   if (bytes > limit) return new ExecdError('LIMIT_EXCEEDED', `${what} is larger than maxTerminalInputBytes (${limit})`);
   if (bytes + terminal.inputPending > limit) {

@@ -278,7 +278,8 @@ export class Terminal {
     const from = Math.min(Math.max(offset ?? this.notifiedEnd, this.scrollback.start), this.notifiedEnd);
     const turn = {};
     this.catchingUp.set(viewer, turn);
-    void this.sendBacklog(viewer, from, turn);
+    // Cannot reject: notifications and flow waits do not throw; the catch keeps it so.
+    this.sendBacklog(viewer, from, turn).catch(() => undefined);
     return from;
   }
 
@@ -309,7 +310,8 @@ export class Terminal {
       let sent = 0;
       while (sent < backlog.length && this.catchingUp.get(viewer) === turn) {
         const window = backlog.subarray(sent, sent + ATTACH_CHUNK_BYTES);
-        const length = window.length < ATTACH_CHUNK_BYTES ? window.length : completePrefixLength(window) || window.length;
+        const length =
+          window.length < ATTACH_CHUNK_BYTES ? window.length : completePrefixLength(window) || window.length;
         viewer.notifyOutput(this.id, decodeUtf8(window.subarray(0, length)), offset + sent);
         sent += length;
         const flow = viewer.flow;
@@ -403,7 +405,7 @@ export class Terminal {
     if (marker.kind === 'boot') {
       if (!this.booted) {
         this.booted = true;
-        void this.answerBoot();
+        this.answerBoot().catch(() => undefined);
       }
       return;
     }
@@ -478,7 +480,8 @@ export class Terminal {
     // The shell turns echo off before it prints the boot marker; where stty is missing, `read -s`
     // turns it off only once it reads: wait for that read before typing the secret.
     for (let waited = 0; HAS_PROC && slave !== undefined && waited < BOOT_READ_WAIT_MS; waited += 5) {
-      if (terminalWaits(this.pid, slave).some((wait) => wait.tid === this.pid)) break;
+      // The shell is the only process of the foreground group now (under a sandbox, a child of the runner).
+      if (terminalWaits(this.pid, slave).length > 0) break;
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
     this.write(setupLine(secret));

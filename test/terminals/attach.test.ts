@@ -8,7 +8,7 @@ import { shellFixture } from './terminal-helpers.js';
 const MIB = 1024 * 1024;
 
 describe('attach backlog', () => {
-  test('a person attached sees the command that was asked, not the daemon\'s wrapper line (issue 26.12)', async () => {
+  test("a person attached sees the command that was asked, not the daemon's wrapper line (issue 26.12)", async () => {
     const { daemon, sessionId, terminalId, run } = await shellFixture();
     const viewer = await daemon.session(sessionId);
     const seen: string[] = [];

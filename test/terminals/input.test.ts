@@ -10,6 +10,14 @@ describe('terminal input', () => {
   test("another client's shell/run true stays fast while a 1 MiB send is echoed by readline", async () => {
     const { daemon, client, sessionId, terminalId } = await shellFixture();
     const other = await daemon.session('s2');
+    // The same request on this machine with no terminal input, for comparison (the machine is shared).
+    const baseline: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const started = performance.now();
+      await other.call(ShellRun, { sessionId: 's2', command: 'true' });
+      baseline.push(performance.now() - started);
+    }
+    const baselineMedian = [...baseline].sort((a, b) => a - b)[2]!;
     const send = client.call(TerminalSend, {
       sessionId,
       terminalId,
@@ -17,11 +25,11 @@ describe('terminal input', () => {
       idleMs: 500,
       timeoutMs: 120_000,
     });
-    let settled = false;
-    void send.finally(() => (settled = true));
+    const progress = { settled: false };
+    send.finally(() => (progress.settled = true)).catch(() => undefined);
     const latencies: number[] = [];
     // Samples while the input is being written and echoed (it takes seconds).
-    while (!settled && latencies.length < 20) {
+    while (!progress.settled && latencies.length < 20) {
       const started = performance.now();
       const result = await other.call(ShellRun, { sessionId: 's2', command: 'true' });
       latencies.push(performance.now() - started);
@@ -32,10 +40,11 @@ describe('terminal input', () => {
     const sorted = [...latencies].sort((a, b) => a - b);
     const median = sorted[Math.floor(sorted.length / 2)]!;
     console.log(
-      `shell/run true during a 1 MiB terminal send: ${latencies.length} samples, median ${median.toFixed(1)} ms, max ${sorted.at(-1)!.toFixed(1)} ms`,
+      `shell/run true during a 1 MiB terminal send: ${latencies.length} samples, median ${median.toFixed(1)} ms, max ${sorted.at(-1)!.toFixed(1)} ms (without it: median ${baselineMedian.toFixed(1)} ms)`,
     );
     expect(latencies.length).toBeGreaterThanOrEqual(5);
-    expect(median).toBeLessThan(100);
+    // What the terminal's input adds to another client's request stays under 100 ms (it was 7.6 s).
+    expect(median - baselineMedian).toBeLessThan(100);
     // Every byte reached the program: readline echoed them all.
     expect(sent.terminal.outputBytes).toBeGreaterThan(MIB - 64);
     await client.call(TerminalSignal, { sessionId, terminalId, signal: 'SIGINT' });
@@ -43,7 +52,9 @@ describe('terminal input', () => {
 
   test('input past maxTerminalInputBytes is refused, also while earlier input waits unread', async () => {
     const { client, sessionId, terminalId, run } = await shellFixture({ config: { maxTerminalInputBytes: 64 * 1024 } });
-    const tooLarge = await rejection(client.call(TerminalSend, { sessionId, terminalId, text: 'x'.repeat(64 * 1024 + 1) }));
+    const tooLarge = await rejection(
+      client.call(TerminalSend, { sessionId, terminalId, text: 'x'.repeat(64 * 1024 + 1) }),
+    );
     expect(tooLarge.errorName).toBe('LIMIT_EXCEEDED');
     expect(tooLarge.message).toMatch(/maxTerminalInputBytes \(65536\)/);
     // A program in raw mode that reads nothing (the PTY fills, input stays queued): a second write past the cap is refused.

@@ -141,7 +141,7 @@ describe('terminal lifecycle', () => {
   });
 
   test('bad input gets a clear error and changes nothing', async () => {
-    const { client, sessionId, terminalId, run } = await shellFixture({ config: { maxStdinBytes: 1_000 } });
+    const { client, sessionId, terminalId, run } = await shellFixture({ config: { maxTerminalInputBytes: 1_000 } });
     const rejects = (promise: Promise<unknown>, errorName: string, message: RegExp) =>
       expect(promise).rejects.toMatchObject({ errorName, message: expect.stringMatching(message) as unknown });
     await rejects(
@@ -162,7 +162,7 @@ describe('terminal lifecycle', () => {
     await rejects(
       client.call(TerminalSend, { sessionId, terminalId, text: 'x'.repeat(5_000) }),
       'LIMIT_EXCEEDED',
-      /text is larger than maxStdinBytes \(1000\)/,
+      /text is larger than maxTerminalInputBytes \(1000\)/,
     );
     await rejects(
       client.call(TerminalWrite, { sessionId, terminalId, data: 'a\ud800b' }),
@@ -193,6 +193,11 @@ describe('terminal lifecycle', () => {
     expect(await client.call(TerminalList, { sessionId })).toHaveLength(1);
     // Control bytes are valid input: written as they are.
     expect(await client.call(TerminalWrite, { sessionId, terminalId, data: '\x15' })).toEqual({ written: 1 });
+    // Typed input since the prompt: a run types nothing until the shell is at its prompt again.
+    expect(await run('echo fine')).toMatchObject({ state: 'not_at_prompt', output: '' });
+    expect(await client.call(TerminalSend, { sessionId, terminalId, text: '', submit: true })).toMatchObject({
+      waitReason: 'prompt',
+    });
     expect((await run('echo fine')).output).toBe('fine\n');
   });
 });
