@@ -23,7 +23,8 @@ async function confinedSession(backend: 'bwrap' | 'landlock'): Promise<{ daemon:
 
 async function runTrue(client: ExecdClient, sessionId: string): Promise<void> {
   const result = await client.run({ sessionId, command: 'true' });
-  if (result.exitCode !== 0) throw new Error(`B1SANDBOX: true exited ${result.exitCode} (${result.stderr.text.trim()})`);
+  if (result.exitCode !== 0)
+    throw new Error(`B1SANDBOX: true exited ${result.exitCode} (${result.stderr.text.trim()})`);
 }
 
 /** Measures B1SANDBOX on the shared (unconfined) daemon and one daemon per runner. */

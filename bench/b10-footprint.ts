@@ -11,7 +11,6 @@ import {
   JobRelease,
   JobWait,
   SessionClose,
-  SessionOpen,
   ShellRun,
   ShellStart,
   TerminalClose,
@@ -51,7 +50,11 @@ export function descendants(pid: number): number[] {
   }
   const found: number[] = [];
   const walk = (parent: number) => {
-    for (const [child, ppid] of parents) if (ppid === parent) found.push(child), walk(child);
+    for (const [child, ppid] of parents) {
+      if (ppid !== parent) continue;
+      found.push(child);
+      walk(child);
+    }
   };
   walk(pid);
   return found;
@@ -102,7 +105,7 @@ async function warmUp(daemon: BenchDaemon): Promise<void> {
 }
 
 /** Measures B10 on a daemon of its own (the shared one has done other work already). */
-export async function benchFootprint(_shared: BenchDaemon): Promise<Figure[]> {
+export async function benchFootprint(): Promise<Figure[]> {
   const bare = await bareNodePss();
   const daemon = await startBenchDaemon(SPILL_CONFIG);
   try {
@@ -115,7 +118,13 @@ export async function benchFootprint(_shared: BenchDaemon): Promise<Figure[]> {
     const of = (f: { pss: number; helpers: number }) =>
       `daemon + ${f.helpers} helper${f.helpers === 1 ? '' : 's'} ${mb(f.pss)}, bare node ${mb(bare)}`;
     return [
-      { label: 'B10 PSS idle after start vs bare node', value: idle.pss / bare, target: 2.5, comparison: 'at-most', note: of(idle) },
+      {
+        label: 'B10 PSS idle after start vs bare node',
+        value: idle.pss / bare,
+        target: 2.5,
+        comparison: 'at-most',
+        note: of(idle),
+      },
       {
         label: 'B10 PSS idle after warm-up vs bare node',
         value: warm.pss / bare,

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { connect } from '../client/connect.js';
 import { onCleanup } from './cleanup.js';
-import { CLI, daemonEnv, exited, type BenchDaemon } from './daemon.js';
+import { CLI, daemonEnv, exited } from './daemon.js';
 import { interleave } from './interleave.js';
 import { NODE_BASELINE, runProcess } from './b5-cli.js';
 import { median, msSince, type Figure } from './stats.js';
@@ -54,16 +54,24 @@ async function autoStartOnce(): Promise<number> {
 async function serveToReadyOnce(): Promise<number> {
   const endpoint = freshEndpoint();
   const start = performance.now();
-  const proc = spawn(process.execPath, [CLI, 'serve', '--socket', endpoint.socketPath, '--state-dir', endpoint.stateDir], {
-    env: endpoint.env,
-    stdio: 'ignore',
-  });
+  const proc = spawn(
+    process.execPath,
+    [CLI, 'serve', '--socket', endpoint.socketPath, '--state-dir', endpoint.stateDir],
+    {
+      env: endpoint.env,
+      stdio: 'ignore',
+    },
+  );
   const kill = onCleanup(() => proc.kill('SIGKILL'));
   try {
     for (;;) {
       if (proc.exitCode !== null) throw new Error(`B9: execd serve exited ${proc.exitCode} before it was ready`);
       try {
-        const client = await connect({ socketPath: endpoint.socketPath, stateDir: endpoint.stateDir, clientName: 'execd-bench' });
+        const client = await connect({
+          socketPath: endpoint.socketPath,
+          stateDir: endpoint.stateDir,
+          clientName: 'execd-bench',
+        });
         const ms = msSince(start);
         client.close();
         return ms;
@@ -80,7 +88,7 @@ async function serveToReadyOnce(): Promise<number> {
 }
 
 /** Measures B9; needs no running daemon (each round makes its own). */
-export async function benchColdStart(_daemon: BenchDaemon): Promise<Figure[]> {
+export async function benchColdStart(): Promise<Figure[]> {
   const env = daemonEnv();
   const times = await interleave(
     [

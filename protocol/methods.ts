@@ -10,7 +10,6 @@ import type { z } from 'zod';
 import { configPatchSchema, type Config } from './config.js';
 import { FS_REQUESTS } from './fs.js';
 import { commandSchema } from './command.js';
-import type { ErrorData } from './errors.js';
 import {
   absolutePath,
   captureBytes,

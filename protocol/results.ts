@@ -60,7 +60,13 @@ import {
 } from './result-schemas.js';
 import { sandboxModeSchema, sandboxPolicySchema } from './sandbox.js';
 import type { TerminalExitedParams, TerminalOutputParams } from './terminal.js';
-import { WAIT_ENDS, type JobExitedParams, type OutputBytesProgress, type OutputProgress, type WaitEnd } from './types.js';
+import {
+  WAIT_ENDS,
+  type JobExitedParams,
+  type OutputBytesProgress,
+  type OutputProgress,
+  type WaitEnd,
+} from './types.js';
 import { zod, type Zod } from './zod.js';
 
 /** One result schema, checked against the declared result type of its method. */

@@ -80,7 +80,8 @@ export function progressSender(
     };
   }
   return {
-    onOutput: (stream, text) => send((conn, token) => conn.rpc.sendProgress(OutputProgressType, token, { stream, text })),
+    onOutput: (stream, text) =>
+      send((conn, token) => conn.rpc.sendProgress(OutputProgressType, token, { stream, text })),
   };
 }
 

@@ -21,7 +21,9 @@ describe('execd status', { timeout: 180_000 }, () => {
     );
     expect(table.stdout).toMatch(/^SESSION +CONNECTIONS +RUNNING JOBS +TERMINALS +CWD$/m);
     expect(table.stdout).toMatch(new RegExp(`^cli +0 +0 +0 +${world.dir}$`, 'm'));
-    expect(table.stdout).toMatch(new RegExp(`^memory \\(daemon\\) +[\\d.]+ MiB PSS, [\\d.]+ MiB RSS \\(pid ${pid}\\)$`, 'm'));
+    expect(table.stdout).toMatch(
+      new RegExp(`^memory \\(daemon\\) +[\\d.]+ MiB PSS, [\\d.]+ MiB RSS \\(pid ${pid}\\)$`, 'm'),
+    );
     const json = JSON.parse((await world.run(['status', '--json'])).stdout) as DaemonStatusResult;
     expect(json).toMatchObject({ pid, version: '0.1.0', config: { timeoutMs: 120000 }, sandbox: { backend: 'bwrap' } });
     // The first run started the spawner process: the daemon and that helper, each read from /proc.
@@ -30,7 +32,9 @@ describe('execd status', { timeout: 180_000 }, () => {
       expect(use.pssBytes).toBeGreaterThan(1024 * 1024);
       expect(use.pssBytes).toBeLessThanOrEqual(use.rssBytes);
     }
-    console.log(`status memory: ${json.memory.map((use) => `${use.role} ${(use.pssBytes / 2 ** 20).toFixed(1)} MiB PSS`).join(', ')}`);
+    console.log(
+      `status memory: ${json.memory.map((use) => `${use.role} ${(use.pssBytes / 2 ** 20).toFixed(1)} MiB PSS`).join(', ')}`,
+    );
   });
 
   it('does not start a daemon: exits 3 with one line when none runs', async () => {

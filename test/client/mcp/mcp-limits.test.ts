@@ -44,7 +44,9 @@ describe('execd mcp limits', () => {
     const huge = { command: `echo ${'x'.repeat(11 * MiB)}`, description: 'An oversized message' };
     const started = performance.now();
     const refused = await call(huge).catch((error: Error) => error);
-    console.log(`11 MiB message: refused in ${(performance.now() - started).toFixed(0)} ms: ${(refused as Error).message}`);
+    console.log(
+      `11 MiB message: refused in ${(performance.now() - started).toFixed(0)} ms: ${(refused as Error).message}`,
+    );
     expect(refused).toBeInstanceOf(Error);
     expect((refused as Error).message).toContain('execd mcp reads messages of at most 10485760 bytes');
     const after = await call({ command: 'echo still here', description: 'Check the server lives' });
