@@ -189,3 +189,40 @@ describe('escalation targets', { timeout: 120_000 }, () => {
     expect(full.message).toContain('session agent runs read-only and may escalate to: workspace-write');
   });
 });
+
+describe("a session's network policy", { timeout: 120_000 }, () => {
+  it('is one of its facts: a request or session/update may turn it off, never back on', async () => {
+    const daemon = await startDaemon();
+    const workspace = join(daemon.dir, 'ws');
+    mkdirSync(workspace);
+    const client = await daemon.connect();
+    await client.call(SessionOpen, {
+      sessionId: 'agent',
+      cwd: workspace,
+      sandbox: { mode: 'workspace-write', network: 'off' },
+    });
+    const on = await failure(
+      client.run({
+        sessionId: 'agent',
+        command: 'touch on',
+        sandboxPolicy: { mode: 'workspace-write', network: 'on' },
+      }),
+    );
+    expect(on.errorName).toBe('FORBIDDEN');
+    expect(on.message).toContain('runs with the network off; a request may not turn it on');
+    const update = await failure(client.call(SessionUpdate, { sessionId: 'agent', sandbox: { network: 'on' } }));
+    expect(update.errorName).toBe('FORBIDDEN');
+    const reopen = await failure(
+      client.call(SessionOpen, { sessionId: 'agent', cwd: workspace, sandbox: { mode: 'workspace-write' } }),
+    );
+    expect(reopen.message).toContain('sandbox.network (has off, asked on)');
+    expect(existsSync(join(workspace, 'on'))).toBe(false);
+
+    // A session with the network on may be turned off, and then stays off.
+    await client.call(SessionOpen, { sessionId: 'open', cwd: workspace, sandbox: { mode: 'workspace-write' } });
+    const narrowed = await client.call(SessionUpdate, { sessionId: 'open', sandbox: { network: 'off' } });
+    expect(narrowed.sandbox).toMatchObject({ mode: 'workspace-write', network: 'off' });
+    const back = await failure(client.call(SessionUpdate, { sessionId: 'open', sandbox: { network: 'on' } }));
+    expect(back.errorName).toBe('FORBIDDEN');
+  });
+});
