@@ -29,7 +29,11 @@ async function sha256(path: string): Promise<string> {
 }
 
 /** Milliseconds to carry `source` to `sink` over a raw TLS socket on loopback, up and then down. */
-async function rawTlsRoundTrip(pki: { ca: string; cert: string; key: string }, source: string, dir: string): Promise<number> {
+async function rawTlsRoundTrip(
+  pki: { ca: string; cert: string; key: string },
+  source: string,
+  dir: string,
+): Promise<number> {
   let direction: 'up' | 'down' = 'up';
   const server = createServer({ cert: readFileSync(pki.cert), key: readFileSync(pki.key) }, (socket) => {
     const done =
@@ -65,7 +69,14 @@ async function rawTlsRoundTrip(pki: { ca: string; cert: string; key: string }, s
 /** Measures B11; starts its own daemon with a TLS listener. */
 export async function benchFiles(shared: BenchDaemon): Promise<Figure[]> {
   const pki = makeCertificates(shared.dir);
-  const daemon = await startBenchDaemon({}, ['--listen', 'tls://127.0.0.1:0', '--tls-cert', pki.cert, '--tls-key', pki.key]);
+  const daemon = await startBenchDaemon({}, [
+    '--listen',
+    'tls://127.0.0.1:0',
+    '--tls-cert',
+    pki.cert,
+    '--tls-key',
+    pki.key,
+  ]);
   try {
     const url = /"listen":\["(tls:\/\/[^"]+)"/.exec(daemon.log())![1]!;
     const source = join(daemon.dir, 'b11-source.bin');
@@ -85,7 +96,8 @@ export async function benchFiles(shared: BenchDaemon): Promise<Figure[]> {
     const apiMs = performance.now() - started;
     const peak = readMemory(daemon.pid).peak;
     client.close();
-    const identical = (await sha256(back)) === expected && (await sha256(join(daemon.dir, 'raw-down.bin'))) === expected;
+    const identical =
+      (await sha256(back)) === expected && (await sha256(join(daemon.dir, 'raw-down.bin'))) === expected;
     const rate = (ms: number) => `${((2 * SIZE) / MiB / (ms / 1000)).toFixed(0)} MiB/s`;
     return [
       {

@@ -77,7 +77,12 @@ function toClientError(error: unknown, socket?: Socket): Error {
     return new ExecdConnectError(`the connection to the daemon was lost before it answered${why ? `: ${why}` : ''}`);
   }
   if (error instanceof ResponseError) {
-    return new ExecdRpcError(error.code, errorNameOf(error.code) ?? 'RPC_ERROR', error.message, error.data as ErrorData | undefined);
+    return new ExecdRpcError(
+      error.code,
+      errorNameOf(error.code) ?? 'RPC_ERROR',
+      error.message,
+      error.data as ErrorData | undefined,
+    );
   }
   return error instanceof Error ? new ExecdConnectError(error.message) : new ExecdConnectError(String(error));
 }

@@ -220,7 +220,10 @@ export class FsClient {
       } finally {
         await file.close();
       }
-      const mode = await stat(local).then((stats) => stats.mode & 0o7777, () => undefined);
+      const mode = await stat(local).then(
+        (stats) => stats.mode & 0o7777,
+        () => undefined,
+      );
       if (mode !== undefined) await (await open(temp, 'r')).chmod(mode).catch(() => {});
       await rename(temp, local);
       return { size, sha256: hash.digest('hex') };

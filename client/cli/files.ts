@@ -68,7 +68,9 @@ function progressLine(name: string): { update: (done: number, total: number) => 
       shown = now;
       const percent = total === 0 ? 100 : Math.floor((done / total) * 100);
       const rate = done / 1048576 / Math.max((now - started) / 1000, 0.001);
-      process.stderr.write(`\r\x1b[K${name}  ${percent}%  ${(done / 1048576).toFixed(1)} MiB  ${rate.toFixed(1)} MiB/s`);
+      process.stderr.write(
+        `\r\x1b[K${name}  ${percent}%  ${(done / 1048576).toFixed(1)} MiB  ${rate.toFixed(1)} MiB/s`,
+      );
     },
     end: () => process.stderr.write('\r\x1b[K'),
   };
@@ -89,7 +91,11 @@ async function uploadTree(client: ExecdClient, local: string, remote: DaemonPath
   }
   const line = progressLine(local);
   try {
-    await client.fs.upload(local, remote.path, { sessionId: remote.sessionId, onProgress: line.update, mode: info.mode & 0o777 });
+    await client.fs.upload(local, remote.path, {
+      sessionId: remote.sessionId,
+      onProgress: line.update,
+      mode: info.mode & 0o777,
+    });
     tally.files++;
   } catch (error) {
     tally.failed++;
@@ -127,7 +133,11 @@ async function downloadTree(client: ExecdClient, remote: DaemonPath, local: stri
 }
 
 /** True when `local` is an existing directory. */
-const isLocalDir = (local: string) => stat(local).then((info) => info.isDirectory(), () => false);
+const isLocalDir = (local: string) =>
+  stat(local).then(
+    (info) => info.isDirectory(),
+    () => false,
+  );
 
 /** Runs `execd cp`. */
 export const cpCommand: CommandRunner = async (argv, globals) => {
@@ -155,7 +165,8 @@ export const cpCommand: CommandRunner = async (argv, globals) => {
       await downloadTree(client, from!, local, tally);
     }
   });
-  if (tally.failed > 0) process.stderr.write(`execd cp: ${tally.failed} of ${tally.files + tally.failed} files failed\n`);
+  if (tally.failed > 0)
+    process.stderr.write(`execd cp: ${tally.failed} of ${tally.files + tally.failed} files failed\n`);
   return tally.failed === 0 ? 0 : 1;
 };
 
@@ -214,7 +225,8 @@ export const catCommand: CommandRunner = async (argv, globals) => {
     for (;;) {
       const page = await client.fs.read({ ...target, offset });
       // Every page from one version: a file replaced mid-read is read again from the start.
-      if (version !== undefined && page.version !== version) throw new Error(`${target.path} changed while it was read`);
+      if (version !== undefined && page.version !== version)
+        throw new Error(`${target.path} changed while it was read`);
       version = page.version;
       const bytes = Buffer.from(page.data, 'base64');
       if (!process.stdout.write(bytes)) await new Promise((resolve) => process.stdout.once('drain', resolve));

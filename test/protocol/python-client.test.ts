@@ -37,7 +37,14 @@ describe('a Python client with the standard library alone', () => {
     expect(out.unknown_method).toMatchObject({ code: -32601 });
     expect(out.fs_write).toMatchObject({ size: 1024 });
     expect(out.fs_read_matches).toBe(true);
-    expect(out.fs_read).toEqual({ bytes: 1024, eof: true, size: 1024, version: (out.fs_write as { version: string }).version });
-    expect(readFileSync(join(daemon.dir, 'py-file.bin'))).toEqual(Buffer.from(Array.from({ length: 1024 }, (_, i) => i % 256)));
+    expect(out.fs_read).toEqual({
+      bytes: 1024,
+      eof: true,
+      size: 1024,
+      version: (out.fs_write as { version: string }).version,
+    });
+    expect(readFileSync(join(daemon.dir, 'py-file.bin'))).toEqual(
+      Buffer.from(Array.from({ length: 1024 }, (_, i) => i % 256)),
+    );
   });
 });
