@@ -15,7 +15,7 @@ const RUNS = 300;
 const WARMUP = 20;
 
 /** A throwaway CA and a server certificate for 127.0.0.1, made with openssl in `dir`. */
-function makeCertificates(dir: string): { ca: string; cert: string; key: string } {
+export function makeCertificates(dir: string): { ca: string; cert: string; key: string } {
   const file = (name: string) => join(dir, name);
   const run = (args: string[]) => execFileSync('openssl', args, { stdio: ['ignore', 'ignore', 'pipe'] });
   const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];

@@ -41,13 +41,14 @@ export interface FsCaller {
 }
 
 /**
- * Default chunk of `upload`/`download`: 2 MiB decoded (2.7 MiB of base64 per message). With the
- * default window, a download's answers in flight (11 MiB) stay below the daemon's default
- * `maxUnsentBytes` (16 MiB), and each side holds about that much of the file at a time.
+ * Default chunk of `upload`/`download`: 64 KiB decoded. Measured on loopback, small chunks with a
+ * deep window move faster than large ones (64 KiB x 32: ~25-33 MiB/s each way; 2 MiB x 4: 5-19
+ * MiB/s), since a large frame is buffered and parsed whole on both ends; 32 of them in flight
+ * (2.7 MiB of base64) stay far below the daemon's default `maxUnsentBytes`.
  */
-export const DEFAULT_TRANSFER_CHUNK_BYTES = 2 * 1024 * 1024;
+export const DEFAULT_TRANSFER_CHUNK_BYTES = 64 * 1024;
 /** Default chunk requests in flight. */
-export const DEFAULT_TRANSFER_WINDOW = 4;
+export const DEFAULT_TRANSFER_WINDOW = 32;
 
 /** Options of `upload` and `download`. */
 export interface TransferOptions {
@@ -220,7 +221,10 @@ export class FsClient {
       } finally {
         await file.close();
       }
-      const mode = await stat(local).then((stats) => stats.mode & 0o7777, () => undefined);
+      const mode = await stat(local).then(
+        (stats) => stats.mode & 0o7777,
+        () => undefined,
+      );
       if (mode !== undefined) await (await open(temp, 'r')).chmod(mode).catch(() => {});
       await rename(temp, local);
       return { size, sha256: hash.digest('hex') };

@@ -65,6 +65,18 @@ const COMMANDS: Record<string, Command> = {
     summary: 'join this terminal to a daemon terminal (Ctrl-] detaches)',
     load: async () => import('./attach.js').then((m) => ({ help: m.ATTACH_HELP, run: m.attachCommand })),
   },
+  cp: {
+    summary: "copy files and directories to or from the daemon's side (:PATH, SESSION:PATH)",
+    load: async () => import('./files.js').then((m) => ({ help: m.CP_HELP, run: m.cpCommand })),
+  },
+  ls: {
+    summary: "list a directory on the daemon's side",
+    load: async () => import('./files.js').then((m) => ({ help: m.LS_HELP, run: m.lsCommand })),
+  },
+  cat: {
+    summary: "print a file on the daemon's side",
+    load: async () => import('./files.js').then((m) => ({ help: m.CAT_HELP, run: m.catCommand })),
+  },
   status: {
     summary: "show the daemon's state",
     load: async () => import('./status.js').then((m) => ({ help: m.STATUS_HELP, run: m.statusCommand })),

@@ -37,7 +37,7 @@ function hiddenTrees(daemon: DaemonContext): Promise<HiddenTree[]> {
 /** The facts of a file call by `session`: its sandbox policy exactly as a command would get it. */
 export async function fsCallOf(daemon: DaemonContext, session: Session, method: string): Promise<FsCall> {
   const config = daemon.config.get();
-  const cwd = session.cwd ?? config.cwd ?? process.cwd();
+  const cwd = session.cwd;
   const sandbox = resolveSandboxPolicy(undefined, {
     session,
     config,

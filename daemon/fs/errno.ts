@@ -33,6 +33,7 @@ export function fsErrorOf(method: string, path: string, error: unknown): ExecdEr
       return denied(method, path, `permission denied (${code})`);
     case 'EXDEV':
       return denied(method, path, 'source and target are on different file systems');
+    case undefined:
     default:
       return new ExecdError('FS_DENIED', `${method} ${path} failed: ${(error as Error).message}`);
   }

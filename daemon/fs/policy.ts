@@ -48,7 +48,8 @@ export function refusal(policy: FsPolicy, real: string, access: FsAccess): strin
   if (policy.mode === 'read-only') return 'the read-only sandbox refuses every write';
   if (policy.mode === 'workspace-write') {
     const root = policy.workspaceRoot ?? sep;
-    if (!isWithin(root, real)) return `${real} is outside the workspace root ${root} (workspace-write writes only beneath it)`;
+    if (!isWithin(root, real))
+      return `${real} is outside the workspace root ${root} (workspace-write writes only beneath it)`;
   }
   return undefined;
 }

@@ -57,17 +57,22 @@ export async function openForRead(call: FsCall, path: string): Promise<OpenedFil
   } catch (error) {
     return fsErrorOf(call.method, target, error);
   }
-  try {
-    const why = refusal(call.policy, await realPathOf(handle, target), 'read');
-    if (why) throw denied(call.method, target, why);
-    const stats = await handle.stat({ bigint: true });
-    if (stats.isDirectory()) throw new ExecdError('FS_IS_A_DIRECTORY', `${call.method} ${target}: is a directory`);
-    if (!stats.isFile()) throw denied(call.method, target, 'not a regular file');
-    return { handle, size: Number(stats.size), version: versionOf(stats) };
-  } catch (error) {
-    await handle.close();
-    return error instanceof ExecdError ? error : fsErrorOf(call.method, target, error);
-  }
+  const refused = await checkOpened(call, target, handle).catch((error: unknown) =>
+    fsErrorOf(call.method, target, error),
+  );
+  if (!(refused instanceof ExecdError)) return refused;
+  await handle.close();
+  return refused;
+}
+
+/** The opened file when it is a regular file the policy lets this call read; else why not. */
+async function checkOpened(call: FsCall, target: string, handle: FileHandle): Promise<OpenedFile | ExecdError> {
+  const why = refusal(call.policy, await realPathOf(handle, target), 'read');
+  if (why) return denied(call.method, target, why);
+  const stats = await handle.stat({ bigint: true });
+  if (stats.isDirectory()) return new ExecdError('FS_IS_A_DIRECTORY', `${call.method} ${target}: is a directory`);
+  if (!stats.isFile()) return denied(call.method, target, 'not a regular file');
+  return { handle, size: Number(stats.size), version: versionOf(stats) };
 }
 
 /** Reads up to `length` bytes at `offset` of an opened file. */

@@ -22,7 +22,11 @@ const services = new WeakMap<DaemonContext, FsService>();
 export function fsServiceOf(daemon: DaemonContext): FsService {
   let service = services.get(daemon);
   if (!service) {
-    service = { transfers: new TransferTable(daemon.paths.fsUploads), watches: new WatchTable(), tracked: new WeakSet() };
+    service = {
+      transfers: new TransferTable(daemon.paths.fsUploads),
+      watches: new WatchTable(),
+      tracked: new WeakSet(),
+    };
     services.set(daemon, service);
   }
   return service;

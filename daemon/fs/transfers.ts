@@ -115,7 +115,12 @@ export class TransferTable {
     owner: TransferOwner,
   ): Extract<Transfer, { kind: K }> | ExecdError {
     const transfer = this.transfers.get(id);
-    if (!transfer || transfer.kind !== kind || transfer.owner.connId !== owner.connId || transfer.owner.sessionId !== owner.sessionId)
+    if (
+      !transfer ||
+      transfer.kind !== kind ||
+      transfer.owner.connId !== owner.connId ||
+      transfer.owner.sessionId !== owner.sessionId
+    )
       return new ExecdError('FS_NOT_FOUND', `no ${kind} ${id} of session ${owner.sessionId} on this connection`);
     return transfer as Extract<Transfer, { kind: K }>;
   }
@@ -137,7 +142,12 @@ export class TransferTable {
       try {
         let written = 0;
         while (written < bytes.length) {
-          const { bytesWritten } = await upload.temp.handle.write(bytes, written, bytes.length - written, position + written);
+          const { bytesWritten } = await upload.temp.handle.write(
+            bytes,
+            written,
+            bytes.length - written,
+            position + written,
+          );
           written += bytesWritten;
         }
         upload.hash.update(bytes);
@@ -190,11 +200,7 @@ export class TransferTable {
   }
 
   /** `fs/download/begin`. */
-  async beginDownload(
-    call: FsCall,
-    owner: TransferOwner,
-    path: string,
-  ): Promise<FsDownloadBeginResult | ExecdError> {
+  async beginDownload(call: FsCall, owner: TransferOwner, path: string): Promise<FsDownloadBeginResult | ExecdError> {
     const opened = await openForRead(call, path);
     if (opened instanceof ExecdError) return opened;
     const id = `down-${++this.counter}`;

@@ -33,7 +33,14 @@ export async function removeAbandonedUploads(dir: string): Promise<number> {
     const temp = (await readFile(record, 'utf8').catch(() => '')).trim();
     if (isAbsolute(temp) && TEMP_FILE_PATTERN.test(basename(temp))) {
       const stats = await lstat(temp).catch(() => undefined);
-      if (stats?.isFile() && (await unlink(temp).then(() => true, () => false))) removed++;
+      if (
+        stats?.isFile() &&
+        (await unlink(temp).then(
+          () => true,
+          () => false,
+        ))
+      )
+        removed++;
     }
     await rm(record, { force: true });
   }

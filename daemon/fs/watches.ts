@@ -75,8 +75,8 @@ export class WatchTable {
     const watch: Watch = { id, sessionId, sink, watcher, pending: new Map(), overflowed: false };
     this.watches.set(id, watch);
     watcher.on('all', (event, path) => {
+      if (!(event in KIND)) return;
       const kind = KIND[event as keyof typeof KIND];
-      if (!kind) return;
       this.queue(watch, join(target.shown, relative(target.real, path)), kind);
     });
     // A watcher error (a vanished directory, no inotify watches left) is reported as overflow: look again.

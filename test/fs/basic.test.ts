@@ -7,7 +7,12 @@ import { b64, fsFixture } from './helpers.js';
 describe('file methods', () => {
   it('write, stat, read, list, mkdir, move, remove through a real daemon', async () => {
     const { client, workspace, sessionId } = await fsFixture();
-    const written = await client.fs.write({ sessionId, path: 'a/b/hello.txt', data: b64('hello'), createParents: true });
+    const written = await client.fs.write({
+      sessionId,
+      path: 'a/b/hello.txt',
+      data: b64('hello'),
+      createParents: true,
+    });
     expect(written.size).toBe(5);
     expect(readFileSync(join(workspace, 'a/b/hello.txt'), 'utf8')).toBe('hello');
     const stat = await client.fs.stat({ sessionId, path: 'a/b/hello.txt' });
@@ -50,7 +55,9 @@ describe('file methods', () => {
     const first = await client.fs.write({ sessionId, path: 'f', data: b64('one'), ifMatch: 'absent' });
     const second = await client.fs.write({ sessionId, path: 'f', data: b64('two'), ifMatch: first.version });
     expect(second.version).not.toBe(first.version);
-    const stale = await rejection(client.fs.write({ sessionId, path: 'f', data: b64('three'), ifMatch: first.version }));
+    const stale = await rejection(
+      client.fs.write({ sessionId, path: 'f', data: b64('three'), ifMatch: first.version }),
+    );
     expect(stale.errorName).toBe('FS_CONFLICT');
     expect(stale.data?.version).toBe(second.version);
     const absent = await rejection(client.fs.write({ sessionId, path: 'f', data: b64('four'), ifMatch: 'absent' }));

@@ -11,7 +11,9 @@ import { b64, fsFixture } from './helpers.js';
 describe('file writes and watches', () => {
   it('a md5sum reader loop sees only whole contents while the file is replaced 20 times', async () => {
     const { client, workspace, sessionId } = await fsFixture();
-    const contents = Array.from({ length: 21 }, (_, i) => Buffer.alloc(2 * 1024 * 1024 + i * 997, String.fromCharCode(65 + i)));
+    const contents = Array.from({ length: 21 }, (_, i) =>
+      Buffer.alloc(2 * 1024 * 1024 + i * 997, String.fromCharCode(65 + i)),
+    );
     const sums = new Set(contents.map((content) => createHash('md5').update(content).digest('hex')));
     writeFileSync(join(workspace, 'target'), contents[0]!);
     // A separate process hashes the file in a tight loop until told to stop.
@@ -78,9 +80,13 @@ describe('file writes and watches', () => {
     const within = async (kind: FsChangeEvent['kind'], act: () => void) => {
       const start = performance.now();
       act();
-      const event = await waitFor(() => events.find((e) => e.kind === kind && e.path === file && e.at >= start), `${kind} event`, {
-        timeoutMs: 5_000,
-      });
+      const event = await waitFor(
+        () => events.find((e) => e.kind === kind && e.path === file && e.at >= start),
+        `${kind} event`,
+        {
+          timeoutMs: 5_000,
+        },
+      );
       const ms = event.at - start;
       console.log(`watch: ${kind} reported after ${ms.toFixed(0)} ms`);
       expect(ms).toBeLessThan(1_000);

@@ -47,18 +47,26 @@ describe('file methods under the sandbox policy', () => {
     symlinkSync(outside, join(workspace, 'out-dir'));
     symlinkSync(join(outside, 'victim'), join(workspace, 'out-file'));
     const before = snapshot(outside);
-    const targets = [join(outside, 'victim'), '../outside/victim', 'out-dir/victim', 'out-dir/new', 'sub/../../outside/x'];
+    const targets = [
+      join(outside, 'victim'),
+      '../outside/victim',
+      'out-dir/victim',
+      'out-dir/new',
+      'sub/../../outside/x',
+    ];
     for (const target of targets) {
       for (const refused of everyWrite(client, sessionId, target, join(workspace, 'mine')).map(rejection)) {
         const error = await refused;
-        expect(['FS_DENIED', 'FS_NOT_FOUND', 'FS_NOT_A_DIRECTORY'], `${target}: ${error.message}`).toContain(error.errorName);
+        expect(['FS_DENIED', 'FS_NOT_FOUND', 'FS_NOT_A_DIRECTORY'], `${target}: ${error.message}`).toContain(
+          error.errorName,
+        );
         if (error.errorName === 'FS_DENIED') expect(error.message).toMatch(/outside the workspace root|symlink/);
       }
     }
     // Appending through a symlinked last component is refused; replacing it replaces the link only.
-    expect((await rejection(client.fs.write({ sessionId, path: 'out-file', data: b64('x'), append: true }))).errorName).toBe(
-      'FS_DENIED',
-    );
+    expect(
+      (await rejection(client.fs.write({ sessionId, path: 'out-file', data: b64('x'), append: true }))).errorName,
+    ).toBe('FS_DENIED');
     await client.fs.write({ sessionId, path: 'out-file', data: b64('replaced') });
     expect(readFileSync(join(workspace, 'out-file'), 'utf8')).toBe('replaced');
     expect(snapshot(outside)).toBe(before);

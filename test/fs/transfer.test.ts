@@ -30,55 +30,51 @@ async function sha256File(path: string): Promise<string> {
 const tempsIn = (dir: string) => readdirSync(dir).filter((name) => name.startsWith('.execd-'));
 
 describe('file transfers', () => {
-  it(
-    'a 1 GiB file goes up and comes back byte-exact over TLS, with daemon and client memory growth under 64 MB',
-    async () => {
-      const tls = await startTlsDaemon();
-      const workspace = join(tls.daemon.dir, 'ws');
-      mkdirSync(workspace);
-      const source = join(workspace, 'source.bin');
-      execFileSync('bash', ['-c', `head -c ${1024 * MiB} /dev/urandom > "$1"`, 'gen', source]);
-      const expected = await sha256File(source);
-      const client = await connect({ url: tls.url, ca: pem(tls.ca.cert), token: tls.token, clientName: 'test' });
-      try {
-        const sessionId = 'big';
-        await client.call(SessionOpen, { sessionId, cwd: workspace });
-        const daemonBefore = rssOf(tls.daemon.pid);
-        const clientBefore = process.memoryUsage().rss;
-        let daemonPeak = daemonBefore;
-        let clientPeak = clientBefore;
-        let chunks = 0;
-        const sample = () => {
-          if (++chunks % 16 !== 0) return;
-          daemonPeak = Math.max(daemonPeak, rssOf(tls.daemon.pid));
-          clientPeak = Math.max(clientPeak, process.memoryUsage().rss);
-        };
-        let started = performance.now();
-        const uploaded = await client.fs.upload(source, 'uploaded.bin', { sessionId, onProgress: sample });
-        const upMs = performance.now() - started;
-        started = performance.now();
-        const back = join(workspace, 'back.bin');
-        const downloaded = await client.fs.download(back, 'uploaded.bin', { sessionId, onProgress: sample });
-        const downMs = performance.now() - started;
-        const rate = (ms: number) => ((1024 / ms) * 1000).toFixed(0);
-        const mb = (bytes: number) => ((bytes / 1e6).toFixed(1));
-        console.log(
-          `1 GiB over TLS: up ${rate(upMs)} MiB/s, down ${rate(downMs)} MiB/s; ` +
-            `daemon RSS ${mb(daemonBefore)} -> peak ${mb(daemonPeak)} MB (growth ${mb(daemonPeak - daemonBefore)}), ` +
-            `client RSS ${mb(clientBefore)} -> peak ${mb(clientPeak)} MB (growth ${mb(clientPeak - clientBefore)})`,
-        );
-        expect(uploaded).toMatchObject({ size: 1024 * MiB, sha256: expected });
-        expect(downloaded).toEqual({ size: 1024 * MiB, sha256: expected });
-        expect(await sha256File(back)).toBe(expected);
-        expect(daemonPeak - daemonBefore).toBeLessThan(64e6);
-        expect(clientPeak - clientBefore).toBeLessThan(64e6);
-        expect(tempsIn(workspace)).toEqual([]);
-      } finally {
-        client.close();
-      }
-    },
-    600_000,
-  );
+  it('a 1 GiB file goes up and comes back byte-exact over TLS, with daemon and client memory growth under 64 MB', async () => {
+    const tls = await startTlsDaemon();
+    const workspace = join(tls.daemon.dir, 'ws');
+    mkdirSync(workspace);
+    const source = join(workspace, 'source.bin');
+    execFileSync('bash', ['-c', `head -c ${1024 * MiB} /dev/urandom > "$1"`, 'gen', source]);
+    const expected = await sha256File(source);
+    const client = await connect({ url: tls.url, ca: pem(tls.ca.cert), token: tls.token, clientName: 'test' });
+    try {
+      const sessionId = 'big';
+      await client.call(SessionOpen, { sessionId, cwd: workspace });
+      const daemonBefore = rssOf(tls.daemon.pid);
+      const clientBefore = process.memoryUsage().rss;
+      let daemonPeak = daemonBefore;
+      let clientPeak = clientBefore;
+      let chunks = 0;
+      const sample = () => {
+        if (++chunks % 16 !== 0) return;
+        daemonPeak = Math.max(daemonPeak, rssOf(tls.daemon.pid));
+        clientPeak = Math.max(clientPeak, process.memoryUsage().rss);
+      };
+      let started = performance.now();
+      const uploaded = await client.fs.upload(source, 'uploaded.bin', { sessionId, onProgress: sample });
+      const upMs = performance.now() - started;
+      started = performance.now();
+      const back = join(workspace, 'back.bin');
+      const downloaded = await client.fs.download(back, 'uploaded.bin', { sessionId, onProgress: sample });
+      const downMs = performance.now() - started;
+      const rate = (ms: number) => ((1024 / ms) * 1000).toFixed(0);
+      const mb = (bytes: number) => (bytes / 1e6).toFixed(1);
+      console.log(
+        `1 GiB over TLS: up ${rate(upMs)} MiB/s, down ${rate(downMs)} MiB/s; ` +
+          `daemon RSS ${mb(daemonBefore)} -> peak ${mb(daemonPeak)} MB (growth ${mb(daemonPeak - daemonBefore)}), ` +
+          `client RSS ${mb(clientBefore)} -> peak ${mb(clientPeak)} MB (growth ${mb(clientPeak - clientBefore)})`,
+      );
+      expect(uploaded).toMatchObject({ size: 1024 * MiB, sha256: expected });
+      expect(downloaded).toEqual({ size: 1024 * MiB, sha256: expected });
+      expect(await sha256File(back)).toBe(expected);
+      expect(daemonPeak - daemonBefore).toBeLessThan(64e6);
+      expect(clientPeak - clientBefore).toBeLessThan(64e6);
+      expect(tempsIn(workspace)).toEqual([]);
+    } finally {
+      client.close();
+    }
+  }, 600_000);
 
   it('a cut upload leaves no target and no temp file; a crash mid-upload is swept at the next start', async () => {
     const daemon = await startDaemon();
@@ -119,7 +115,10 @@ describe('file transfers', () => {
     const { uploadId } = await client.call(FsUploadBegin, { sessionId: 'order', path: 'target' });
     await expect(
       client.call(FsUploadChunk, { sessionId: 'order', uploadId, offset: 5, data: 'AAAA' }),
-    ).rejects.toMatchObject({ errorName: 'INVALID_PARAMS', message: expect.stringMatching(/offset: must be 0/) as unknown });
+    ).rejects.toMatchObject({
+      errorName: 'INVALID_PARAMS',
+      message: expect.stringMatching(/offset: must be 0/) as unknown,
+    });
     await client.call(FsUploadChunk, { sessionId: 'order', uploadId, offset: 0, data: 'AAAA' });
     await expect(
       client.call(FsUploadCommit, { sessionId: 'order', uploadId, sha256: '0'.repeat(64) }),

@@ -3,6 +3,7 @@
  * Content-Length framing) drives a real daemon through the handshake, a run, a job and rendering.
  */
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
@@ -34,5 +35,16 @@ describe('a Python client with the standard library alone', () => {
     expect(out.render_result).toEqual({ text: renderResult(run) });
     expect((out.render_result as { text: string }).text).toBe('hello from py\n[exit code: 3]');
     expect(out.unknown_method).toMatchObject({ code: -32601 });
+    expect(out.fs_write).toMatchObject({ size: 1024 });
+    expect(out.fs_read_matches).toBe(true);
+    expect(out.fs_read).toEqual({
+      bytes: 1024,
+      eof: true,
+      size: 1024,
+      version: (out.fs_write as { version: string }).version,
+    });
+    expect(readFileSync(join(daemon.dir, 'py-file.bin'))).toEqual(
+      Buffer.from(Array.from({ length: 1024 }, (_, i) => i % 256)),
+    );
   });
 });

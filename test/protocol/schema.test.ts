@@ -29,6 +29,24 @@ import {
   ShellStart,
   type AnyRequestDecl,
 } from '../../protocol/methods.js';
+import {
+  FsDownloadBegin,
+  FsDownloadChunk,
+  FsDownloadEnd,
+  FsList,
+  FsMkdir,
+  FsMove,
+  FsRead,
+  FsRemove,
+  FsStat,
+  FsUnwatch,
+  FsUploadAbort,
+  FsUploadBegin,
+  FsUploadChunk,
+  FsUploadCommit,
+  FsWatch,
+  FsWrite,
+} from '../../protocol/fs.js';
 import { methodsWithoutResultSchema, NOTIFICATION_SCHEMAS, resultSchema } from '../../protocol/results.js';
 import type { ProtocolSchemaDocument } from '../../protocol/json-schema.js';
 import { CLI, startDaemon } from '../helpers/daemon.js';
@@ -84,6 +102,25 @@ describe('the protocol schema', () => {
     await call(DaemonStatus, {});
     await call(RenderResult, { result: run });
     await call(RenderJobRead, { read });
+    const path = 'schema-file';
+    const written = await call(FsWrite, { sessionId, path, data: 'aGkK', createParents: true });
+    await call(FsStat, { sessionId, path });
+    await call(FsRead, { sessionId, path, length: 2 });
+    await call(FsList, { sessionId, path: '.', limit: 1 });
+    await call(FsMkdir, { sessionId, path: 'schema-dir' });
+    await call(FsMove, { sessionId, from: path, to: 'schema-dir/moved' });
+    const watch = await call(FsWatch, { sessionId, path: 'schema-dir' });
+    await call(FsUnwatch, { sessionId, watchId: watch.watchId });
+    const upload = await call(FsUploadBegin, { sessionId, path: 'up', ifMatch: 'absent' });
+    await call(FsUploadChunk, { sessionId, uploadId: upload.uploadId, offset: 0, data: 'aGkK' });
+    await call(FsUploadCommit, { sessionId, uploadId: upload.uploadId, size: 3 });
+    const aborted = await call(FsUploadBegin, { sessionId, path: 'up2' });
+    await call(FsUploadAbort, { sessionId, uploadId: aborted.uploadId });
+    const download = await call(FsDownloadBegin, { sessionId, path: 'up' });
+    await call(FsDownloadChunk, { sessionId, downloadId: download.downloadId, offset: 0 });
+    await call(FsDownloadEnd, { sessionId, downloadId: download.downloadId });
+    await call(FsRemove, { sessionId, path: 'schema-dir', recursive: true });
+    expect(written.size).toBe(3);
     await call(SessionClose, { sessionId });
     for (const [decl, answer] of answers) {
       const parsed = resultSchema(decl.method)!.safeParse(answer);

@@ -1,6 +1,7 @@
 """Drives an execd daemon with Python's standard library alone: a Unix socket, JSON, and the
 Content-Length framing of JSON-RPC. Usage: drive_execd.py SOCKET STATE_DIR WORKDIR.
 Prints one JSON object with what each step answered; the test checks it."""
+import base64
 import json
 import os
 import socket
@@ -74,6 +75,14 @@ def main():
     out["job_wait"] = execd.call("job/wait", {"sessionId": "py", "jobId": job_id, "timeoutMs": 10000})["result"]
     out["render_result"] = execd.call("render/result", {"result": run["result"]})["result"]
     out["unknown_method"] = execd.call("no/such", {})["error"]
+    # Files through the daemon: bytes travel base64 in `data`.
+    payload = bytes(range(256)) * 4
+    out["fs_write"] = execd.call(
+        "fs/write", {"sessionId": "py", "path": "py-file.bin", "data": base64.b64encode(payload).decode()}
+    )["result"]
+    read_back = execd.call("fs/read", {"sessionId": "py", "path": "py-file.bin"})["result"]
+    out["fs_read_matches"] = base64.b64decode(read_back["data"]) == payload
+    out["fs_read"] = {key: read_back[key] for key in ("bytes", "eof", "size", "version")}
     print(json.dumps(out))
 
 
