@@ -8,7 +8,7 @@
  */
 import { hasNoNul, sessionIdSchema } from './fields.js';
 import { NotificationType } from './jsonrpc.js';
-import { request } from './request.js';
+import { keyed, request } from './request.js';
 import type { Zod } from './zod.js';
 
 /** Largest decoded `data` of one `fs/write` or `fs/upload/chunk`, and largest `length` of a read. */
@@ -177,7 +177,7 @@ export const FsRead = request<FsReadResult>()('fs/read', (z) =>
 );
 
 /** `fs/write`: replace atomically (or `append`), optionally only when `ifMatch` holds. */
-export const FsWrite = request<FsWriteResult>()('fs/write', (z) =>
+export const FsWrite = keyed<FsWriteResult>()('fs/write', (z) =>
   sessionPath(z).extend({
     data: base64Data(z),
     mode: fileMode(z).optional(),
@@ -188,17 +188,17 @@ export const FsWrite = request<FsWriteResult>()('fs/write', (z) =>
 );
 
 /** `fs/mkdir`: one directory, or every missing one with `parents`. */
-export const FsMkdir = request<Record<string, never>>()('fs/mkdir', (z) =>
+export const FsMkdir = keyed<Record<string, never>>()('fs/mkdir', (z) =>
   sessionPath(z).extend({ parents: bool(z).optional() }),
 );
 
 /** `fs/remove`: a file, a symlink (never its target), or a directory (`recursive` when not empty). */
-export const FsRemove = request<{ removed: boolean }>()('fs/remove', (z) =>
+export const FsRemove = keyed<{ removed: boolean }>()('fs/remove', (z) =>
   sessionPath(z).extend({ recursive: bool(z).optional() }),
 );
 
 /** `fs/move`: rename; `overwrite` replaces an existing target. */
-export const FsMove = request<Record<string, never>>()('fs/move', (z) =>
+export const FsMove = keyed<Record<string, never>>()('fs/move', (z) =>
   z.strictObject({ sessionId: sessionIdSchema(), from: fsPath(z), to: fsPath(z), overwrite: bool(z).optional() }),
 );
 

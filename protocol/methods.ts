@@ -8,7 +8,7 @@
  */
 import type { z } from 'zod';
 import { configPatchSchema, type Config } from './config.js';
-import { FS_REQUESTS } from './fs.js';
+import { FS_REQUESTS, FsMkdir, FsMove, FsRemove, FsWrite } from './fs.js';
 import { commandSchema } from './command.js';
 import {
   absolutePath,
@@ -507,6 +507,10 @@ export const KEYED_REQUESTS: readonly AnyRequestDecl[] = [
   TerminalSend,
   TerminalRun,
   TerminalWrite,
+  FsWrite,
+  FsMkdir,
+  FsRemove,
+  FsMove,
 ];
 
 /** `job/exited`: daemon → client, when a background job settles. */
