@@ -102,7 +102,12 @@ describe('the daemon in a container with the runtime defaults, as a non-root use
     console.log(`container: ${JSON.stringify(sandbox)}`);
     expect(sandbox).toMatchObject({ backend: 'landlock' });
     expect(sandbox.enforces).toEqual(expect.arrayContaining(['files', 'daemon-files', 'daemon-socket', 'network-off']));
-    await client.call(SessionOpen, { sessionId: 's1', cwd: workspace, sandbox: { mode: 'workspace-write' } });
+    await client.call(SessionOpen, {
+      sessionId: 's1',
+      cwd: workspace,
+      // The test's own look from outside the sandbox widens to full access: declared, as SPEC §6 asks.
+      sandbox: { mode: 'workspace-write', escalationTargets: ['danger-full-access'] },
+    });
 
     // The container's condition: uid 1000, no effective capability, and bwrap refused (a fresh /proc in its pid namespace).
     const facts = await client.run({

@@ -60,7 +60,12 @@ describe('sandbox in the unprivileged condition (uid 1000, no capabilities, max_
     expect(client.info.capabilities.sandbox.enforces).toEqual(
       expect.arrayContaining(['files', 'daemon-files', 'daemon-socket', 'network-off']),
     );
-    await client.call(SessionOpen, { sessionId: 's1', cwd: workspace, sandbox: { mode: 'workspace-write' } });
+    await client.call(SessionOpen, {
+      sessionId: 's1',
+      cwd: workspace,
+      // The test's own look from outside the sandbox widens to full access: declared, as SPEC §6 asks.
+      sandbox: { mode: 'workspace-write', escalationTargets: ['danger-full-access'] },
+    });
 
     // The condition itself: uid 1000, no capability, and bubblewrap refused its namespace.
     const facts = await client.run({
