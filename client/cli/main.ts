@@ -177,5 +177,8 @@ main(process.argv.slice(2)).then(
     const prefix = running ? `execd ${running}` : 'execd';
     process.stderr.write(`${error instanceof CliError ? message : `${prefix}: ${message}`}\n`);
     process.exitCode = error instanceof CliError ? error.exitCode : EXIT_EXECD_ERROR;
+    // A daemon that failed to start may have begun subsystems (timers, worker threads) it never
+    // listened for: the process ends with its one line, not when they let go.
+    if (exitAtOnce) process.exit();
   },
 );

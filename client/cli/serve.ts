@@ -142,7 +142,7 @@ export const serveCommand: CommandRunner = async (argv) => {
   const logFile = values['log-file'];
   if (logFile) mkdirSync(dirname(logFile), { recursive: true, mode: 0o700 });
   const log = createLogger(level, logFile ? { kind: 'file', path: logFile } : { kind: 'stderr' });
-  if (closedFds.length > 0) log.info({ fds: closedFds }, 'closed descriptors inherited from the parent');
+  if (closedFds.length > 0) log.debug({ fds: closedFds }, 'closed descriptors inherited from the parent');
   let daemon;
   try {
     // EXECD_CLEAN_ENV reaches a daemon the clients auto-start: they pass their environment on.

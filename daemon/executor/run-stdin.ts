@@ -14,6 +14,13 @@ export class RunStdin {
   private socket: Socket | undefined;
   private readerFd: number | undefined;
   private readonly waiting = new Set<() => void>();
+  /**
+   * An end asked for before the command opened its stdin. Until then the writer stays open: a
+   * spawner process opens the FIFO by path a moment later, and that open would block for good on
+   * a FIFO whose only writer is gone.
+   */
+  private endWhenSpawned = false;
+  private isSpawned = false;
 
   /** Creates the FIFO at `path` and opens both ends; the command opens its end again by path. */
   constructor(readonly path: string) {
@@ -31,6 +38,8 @@ export class RunStdin {
 
   /** The command has spawned (or failed to): drop the daemon's reader and the FIFO's name. */
   spawned(): void {
+    this.isSpawned = true;
+    if (this.endWhenSpawned) this.socket?.end();
     if (this.readerFd !== undefined) closeSync(this.readerFd);
     this.readerFd = undefined;
     try {
@@ -47,7 +56,8 @@ export class RunStdin {
       return new ExecdError('STDIN_CLOSED', 'the stdin of this run is closed');
     }
     const flushed = bytes.length === 0 || socket.write(bytes);
-    if (eof) socket.end();
+    if (eof && this.isSpawned) socket.end();
+    else if (eof) this.endWhenSpawned = true;
     if (!flushed) await new Promise<void>((resolve) => this.waiting.add(resolve));
     if (this.socket === undefined && !eof && !flushed) {
       return new ExecdError('STDIN_CLOSED', 'the command closed its stdin before reading all of it');

@@ -12,7 +12,8 @@ import { DIST_URL, traceScript, zodFiles } from '../helpers/loaded-modules.js';
 const DIST = join(import.meta.dirname, '..', '..', 'dist');
 
 /**
- * Every built module of execd but the CLI entry (which runs a command when imported) and the MCP
+ * Every built module of execd but the entry scripts (the CLI's, and the Landlock launcher's, which
+ * run when imported) and the MCP
  * server: `@modelcontextprotocol/sdk` imports its own zod as ESM for its own message schemas, which
  * never meet execd's, so `execd mcp` alone holds a second copy.
  */
@@ -22,12 +23,13 @@ const MCP_MODULES = [
   'client/mcp/stdio-transport.js',
   'client/cli/mcp.js',
 ];
+const ENTRY_SCRIPTS = ['client/cli/main.js', 'daemon/sandbox/landlock-launcher.js'];
 function allModules(): string[] {
   return ['protocol', 'daemon', 'spill', 'client']
     .flatMap((dir) =>
       readdirSync(join(DIST, dir), { recursive: true, encoding: 'utf8' }).map((file) => `${dir}/${file}`),
     )
-    .filter((file) => file.endsWith('.js') && file !== 'client/cli/main.js' && !MCP_MODULES.includes(file))
+    .filter((file) => file.endsWith('.js') && !ENTRY_SCRIPTS.includes(file) && !MCP_MODULES.includes(file))
     .sort();
 }
 

@@ -35,7 +35,12 @@ describe('the log under a flood of strangers', () => {
     const logged = { socketPath: world.socketPath };
     const logDir = world.stateDir;
     const logFile = join(logDir, 'execd.log');
-    const holder = await connect({ socketPath: world.socketPath, stateDir: world.stateDir, clientName: 'test' });
+    const holder = await connect({
+      socketPath: world.socketPath,
+      stateDir: world.stateDir,
+      clientName: 'test',
+      admin: true,
+    });
     onTestFinished(() => holder.close());
     await holder.call(DaemonStatus, {});
     const holder2 = await connect({ socketPath: world.socketPath, stateDir: world.stateDir, clientName: 'test' });

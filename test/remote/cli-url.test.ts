@@ -25,9 +25,9 @@ describe('execd with EXECD_URL', () => {
     expect(run.stdout).toMatch(/^remote\n/);
     const status = await world.run(['status'], withToken);
     expect(status.code).toBe(0);
-    expect(status.stdout).toContain(`socket     ${target.url}`);
-    expect(status.stdout).toContain(`pid        ${target.daemon.pid}`);
-    expect(status.stdout).toContain('state dir  (on the daemon host)');
+    expect(status.stdout).toMatch(new RegExp(`^socket +${target.url}$`, 'm'));
+    expect(status.stdout).toMatch(new RegExp(`^pid +${target.daemon.pid}$`, 'm'));
+    expect(status.stdout).toMatch(/^state dir +\(on the daemon host\)$/m);
     // Nothing was started on the local endpoint.
     expect(existsSync(join(world.stateDir, 'token'))).toBe(false);
   });
@@ -38,17 +38,17 @@ describe('execd with EXECD_URL', () => {
     const noToken = await world.run(['run', '--', 'true'], { env: { EXECD_TOKEN: '' } });
     expect(noToken).toMatchObject({ code: 125 });
     expect(noToken.stderr).toMatch(
-      /^execd: connecting to tls:\/\/127\.0\.0\.1:\d+ needs a token \(or EXECD_TOKEN\)\n$/,
+      /^execd run: connecting to tls:\/\/127\.0\.0\.1:\d+ needs a token \(or EXECD_TOKEN\)\n$/,
     );
     const noCa = await world.run(['run', '--', 'true'], {
       env: { EXECD_TOKEN: target.token, EXECD_CA: join(world.dir, 'missing.crt') },
     });
     expect(noCa).toMatchObject({ code: 125 });
-    expect(noCa.stderr).toMatch(/^execd: cannot read EXECD_CA .*missing\.crt: ENOENT\n$/);
+    expect(noCa.stderr).toMatch(/^execd run: cannot read EXECD_CA .*missing\.crt: ENOENT\n$/);
     await target.daemon.stop();
     const gone = await world.run(['run', '--', 'true'], { env: { EXECD_TOKEN: target.token } });
     expect(gone).toMatchObject({ code: 125 });
-    expect(gone.stderr).toMatch(/^execd: no execd daemon at tls:\/\/127\.0\.0\.1:\d+ \(connect ECONNREFUSED/);
+    expect(gone.stderr).toMatch(/^execd run: no execd daemon at tls:\/\/127\.0\.0\.1:\d+ \(connect ECONNREFUSED/);
     expect(existsSync(join(world.stateDir, 'token'))).toBe(false);
   });
 
@@ -66,6 +66,6 @@ describe('execd with EXECD_URL', () => {
     const token = readFileSync(join(world.stateDir, 'token'), 'utf8').trim();
     const status = await world.run(['status'], { env: { EXECD_URL: url, EXECD_TOKEN: token, EXECD_CA: ca.cert } });
     expect(status.code).toBe(0);
-    expect(status.stdout).toContain(`socket     ${url}`);
+    expect(status.stdout).toMatch(new RegExp(`^socket +${url}$`, 'm'));
   });
 });
