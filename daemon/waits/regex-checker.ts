@@ -78,7 +78,6 @@ export class RegexChecker {
     if (this.online.has(worker)) running.timer = arm();
     else
       worker.once('online', () => {
-        this.online.add(worker);
         if (this.running === running) running.timer = arm();
       });
     worker.postMessage(next.check);
@@ -87,6 +86,8 @@ export class RegexChecker {
   private thread(): Worker {
     if (this.worker) return this.worker;
     const worker = new Worker(new URL('./regex-worker.js', import.meta.url));
+    // Known from its start: a thread warmed ahead comes online before any check waits for it.
+    worker.once('online', () => this.online.add(worker));
     // Idle, the thread keeps no process alive.
     worker.unref();
     worker.on('message', (answer: RegexAnswer) => {

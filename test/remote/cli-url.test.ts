@@ -44,7 +44,7 @@ describe('execd with EXECD_URL', () => {
       env: { EXECD_TOKEN: target.token, EXECD_CA: join(world.dir, 'missing.crt') },
     });
     expect(noCa).toMatchObject({ code: 125 });
-    expect(noCa.stderr).toMatch(/^execd run: cannot read EXECD_CA .*missing\.crt: ENOENT\n$/);
+    expect(noCa.stderr).toMatch(/^execd: cannot read EXECD_CA .*missing\.crt: ENOENT\n$/);
     await target.daemon.stop();
     const gone = await world.run(['run', '--', 'true'], { env: { EXECD_TOKEN: target.token } });
     expect(gone).toMatchObject({ code: 125 });
