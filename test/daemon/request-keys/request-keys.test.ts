@@ -39,7 +39,7 @@ describe('request keys', () => {
   it('a keyed shell/start whose answer was lost and which is re-sent after the cut starts exactly one job', async () => {
     const daemon = await startDaemon();
     const count = join(daemon.dir, 'count');
-    const params = { command: `echo ran >> ${count}; sleep 30`, requestKey: 'start-1' };
+    const params = { command: `echo ran >> ${count}; exec sleep 30`, requestKey: 'start-1' };
     await sendAndCut(daemon, 's1', ShellStart.method, params);
     const client = await daemon.session('s1');
     // The first one acted (its answer was lost with the connection).
