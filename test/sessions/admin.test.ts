@@ -6,7 +6,6 @@
 import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ExecdRpcError } from '../../client/connection.js';
 import {
   ConfigSet,
   DaemonShutdown,
@@ -18,17 +17,8 @@ import {
   ShellStart,
   TerminalList,
 } from '../../protocol/methods.js';
+import { rejection } from '../helpers/rejection.js';
 import { startDaemon } from '../helpers/daemon.js';
-
-async function failure(promise: Promise<unknown>): Promise<ExecdRpcError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof ExecdRpcError) return error;
-    throw error;
-  }
-  throw new Error('expected the call to fail');
-}
 
 describe('the administrative right', { timeout: 120_000 }, () => {
   it('session B cannot clean A’s jobs, widen A through config/set, see A’s id or stop the daemon', async () => {
@@ -43,19 +33,19 @@ describe('the administrative right', { timeout: 120_000 }, () => {
     const { jobId } = await a.call(ShellStart, { sessionId: 'agent-A', command: 'echo done' });
     await a.call(JobWait, { sessionId: 'agent-A', jobId });
 
-    const clean = await failure(b.call(JobClean, { all: true }));
+    const clean = await rejection(b.call(JobClean, { all: true }));
     console.log(clean.message);
     expect(clean.errorName).toBe('FORBIDDEN');
     expect(clean.message).toContain('job/clean { all } needs the administrative right');
     expect((await a.call(JobList, { sessionId: 'agent-A' })).map((job) => job.id)).toEqual([jobId]);
 
-    const widen = await failure(
+    const widen = await rejection(
       b.call(ConfigSet, { patch: { defaultSandboxMode: 'danger-full-access', maxOutputBytes: 1 } }),
     );
     expect(widen.errorName).toBe('FORBIDDEN');
-    expect((await failure(b.call(JobList, { all: true }))).errorName).toBe('FORBIDDEN');
-    expect((await failure(b.call(TerminalList, { all: true }))).errorName).toBe('FORBIDDEN');
-    expect((await failure(b.call(DaemonShutdown, {}))).errorName).toBe('FORBIDDEN');
+    expect((await rejection(b.call(JobList, { all: true }))).errorName).toBe('FORBIDDEN');
+    expect((await rejection(b.call(TerminalList, { all: true }))).errorName).toBe('FORBIDDEN');
+    expect((await rejection(b.call(DaemonShutdown, {}))).errorName).toBe('FORBIDDEN');
 
     const seen = await b.call(DaemonStatus, {});
     expect(seen.sessions.map((session) => session.sessionId)).toEqual(['agent-B']);
@@ -94,7 +84,7 @@ describe('the administrative right', { timeout: 120_000 }, () => {
     expect(statSync(path).mode & 0o777).toBe(0o600);
     expect(readFileSync(path, 'utf8').trim()).toMatch(/^[0-9a-f]{64}$/);
     expect(readFileSync(path, 'utf8')).not.toBe(readFileSync(join(daemon.stateDir, 'token'), 'utf8'));
-    const wrong = await failure(daemon.connect({ admin: true, adminToken: 'f'.repeat(64) }));
+    const wrong = await rejection(daemon.connect({ admin: true, adminToken: 'f'.repeat(64) }));
     expect(wrong.errorName).toBe('UNAUTHORIZED');
   });
 });

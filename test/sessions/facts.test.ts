@@ -6,19 +6,10 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ExecdRpcError, type ExecdClient } from '../../client/connection.js';
+import type { ExecdClient } from '../../client/connection.js';
 import { SessionOpen, SessionUpdate, ShellStart, TerminalOpen } from '../../protocol/methods.js';
+import { rejection } from '../helpers/rejection.js';
 import { startDaemon } from '../helpers/daemon.js';
-
-async function failure(promise: Promise<unknown>): Promise<ExecdRpcError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof ExecdRpcError) return error;
-    throw error;
-  }
-  throw new Error('expected the call to fail');
-}
 
 async function world() {
   const daemon = await startDaemon();
@@ -63,7 +54,7 @@ describe('re-opening a session', { timeout: 120_000 }, () => {
   it('with other facts is FORBIDDEN naming each, and changes nothing', async () => {
     const { daemon, workspace, other, agent } = await world();
     const intruder = await daemon.connect();
-    const refused = await failure(
+    const refused = await rejection(
       intruder.call(SessionOpen, {
         sessionId: 'agent',
         cwd: other,
@@ -79,7 +70,9 @@ describe('re-opening a session', { timeout: 120_000 }, () => {
     expect(refused.message).toContain('sandbox.escalationTargets (has [], asked [danger-full-access])');
     expect(refused.message).not.toContain('/shim');
     // The refused connection did not get the session, and the agent's facts hold.
-    expect((await failure(intruder.run({ sessionId: 'agent', command: 'true' }))).errorName).toBe('SESSION_NOT_FOUND');
+    expect((await rejection(intruder.run({ sessionId: 'agent', command: 'true' }))).errorName).toBe(
+      'SESSION_NOT_FOUND',
+    );
     const run = await write(agent, `pwd; touch ${other}/escaped /etc/x-execd`);
     expect(run.stdout.text).toBe(`${workspace}\n`);
     expect(run.sandbox?.denied).toBe(true);
@@ -88,10 +81,10 @@ describe('re-opening a session', { timeout: 120_000 }, () => {
   it('of a session that does not exist, without facts, is SESSION_NOT_FOUND and creates nothing', async () => {
     const daemon = await startDaemon();
     const client = await daemon.connect();
-    const refused = await failure(client.call(SessionOpen, { sessionId: 'ghost' }));
+    const refused = await rejection(client.call(SessionOpen, { sessionId: 'ghost' }));
     expect(refused.errorName).toBe('SESSION_NOT_FOUND');
     expect(refused.message).toContain('open it with a cwd');
-    const env = await failure(client.call(SessionOpen, { sessionId: 'ghost', env: { A: '1' } }));
+    const env = await rejection(client.call(SessionOpen, { sessionId: 'ghost', env: { A: '1' } }));
     expect(env.errorName).toBe('INVALID_PARAMS');
     expect(env.message).toContain('cwd must be given when env, dshEnv or sandbox are');
   });
@@ -125,16 +118,16 @@ describe('session/update', { timeout: 120_000 }, () => {
 
   it('refuses to widen the mode, move the root outward or add an escalation target', async () => {
     const { daemon, workspace, agent } = await world();
-    const wider = await failure(
+    const wider = await rejection(
       agent.call(SessionUpdate, { sessionId: 'agent', sandbox: { mode: 'danger-full-access' } }),
     );
     expect(wider.errorName).toBe('FORBIDDEN');
     expect(wider.message).toContain('may only narrow it, not widen it to danger-full-access');
-    const outward = await failure(
+    const outward = await rejection(
       agent.call(SessionUpdate, { sessionId: 'agent', sandbox: { workspaceRoot: daemon.dir } }),
     );
     expect(outward.errorName).toBe('FORBIDDEN');
-    const target = await failure(
+    const target = await rejection(
       agent.call(SessionUpdate, { sessionId: 'agent', sandbox: { escalationTargets: ['danger-full-access'] } }),
     );
     expect(target.message).toContain('may not add danger-full-access');
@@ -152,19 +145,19 @@ describe('escalation targets', { timeout: 120_000 }, () => {
       mode: 'read-only',
       denied: true,
     });
-    const wide = await failure(write(agent, `touch ${daemon.dir}/escaped`, { mode: 'danger-full-access' }));
+    const wide = await rejection(write(agent, `touch ${daemon.dir}/escaped`, { mode: 'danger-full-access' }));
     console.log(wide.message);
     expect(wide.errorName).toBe('FORBIDDEN');
     expect(wide.message).toContain('runs workspace-write');
     expect(wide.message).toContain('may escalate to: none');
     expect(wide.message).toContain('may not widen it to danger-full-access');
-    const root = await failure(write(agent, 'true', { mode: 'workspace-write', workspaceRoot: daemon.dir }));
+    const root = await rejection(write(agent, 'true', { mode: 'workspace-write', workspaceRoot: daemon.dir }));
     expect(root.errorName).toBe('FORBIDDEN');
-    const job = await failure(
+    const job = await rejection(
       agent.call(ShellStart, { sessionId: 'agent', command: 'true', sandboxPolicy: { mode: 'danger-full-access' } }),
     );
     expect(job.errorName).toBe('FORBIDDEN');
-    const terminal = await failure(
+    const terminal = await rejection(
       agent.call(TerminalOpen, { sessionId: 'agent', sandboxPolicy: { mode: 'danger-full-access' } }),
     );
     expect(terminal.errorName).toBe('FORBIDDEN');
@@ -185,7 +178,7 @@ describe('escalation targets', { timeout: 120_000 }, () => {
     const widened = await write(client, 'touch made', { mode: 'workspace-write' });
     expect(widened.sandbox).toMatchObject({ mode: 'workspace-write', denied: false });
     expect(existsSync(join(workspace, 'made'))).toBe(true);
-    const full = await failure(write(client, 'true', { mode: 'danger-full-access' }));
+    const full = await rejection(write(client, 'true', { mode: 'danger-full-access' }));
     expect(full.message).toContain('session agent runs read-only and may escalate to: workspace-write');
   });
 });
@@ -201,7 +194,7 @@ describe("a session's network policy", { timeout: 120_000 }, () => {
       cwd: workspace,
       sandbox: { mode: 'workspace-write', network: 'off' },
     });
-    const on = await failure(
+    const on = await rejection(
       client.run({
         sessionId: 'agent',
         command: 'touch on',
@@ -210,9 +203,9 @@ describe("a session's network policy", { timeout: 120_000 }, () => {
     );
     expect(on.errorName).toBe('FORBIDDEN');
     expect(on.message).toContain('runs with the network off; a request may not turn it on');
-    const update = await failure(client.call(SessionUpdate, { sessionId: 'agent', sandbox: { network: 'on' } }));
+    const update = await rejection(client.call(SessionUpdate, { sessionId: 'agent', sandbox: { network: 'on' } }));
     expect(update.errorName).toBe('FORBIDDEN');
-    const reopen = await failure(
+    const reopen = await rejection(
       client.call(SessionOpen, { sessionId: 'agent', cwd: workspace, sandbox: { mode: 'workspace-write' } }),
     );
     expect(reopen.message).toContain('sandbox.network (has off, asked on)');
@@ -222,7 +215,7 @@ describe("a session's network policy", { timeout: 120_000 }, () => {
     await client.call(SessionOpen, { sessionId: 'open', cwd: workspace, sandbox: { mode: 'workspace-write' } });
     const narrowed = await client.call(SessionUpdate, { sessionId: 'open', sandbox: { network: 'off' } });
     expect(narrowed.sandbox).toMatchObject({ mode: 'workspace-write', network: 'off' });
-    const back = await failure(client.call(SessionUpdate, { sessionId: 'open', sandbox: { network: 'on' } }));
+    const back = await rejection(client.call(SessionUpdate, { sessionId: 'open', sandbox: { network: 'on' } }));
     expect(back.errorName).toBe('FORBIDDEN');
   });
 });
