@@ -24,13 +24,25 @@ function readPid(path: string): Promise<number> {
   return waitFor(() => (existsSync(path) ? Number(readFileSync(path, 'utf8')) : 0), `a pid in ${path}`);
 }
 
-/** Sends `method` on a fresh raw connection of session `sessionId`, then closes the client's side before any answer. */
-async function sendAndCut(daemon: TestDaemon, sessionId: string, method: string, params: object): Promise<void> {
+/**
+ * Sends `method` on a fresh raw connection of session `sessionId`, waits until `acted()` shows the
+ * daemon acted on it, then closes the connection with its answer unread: paused right after the
+ * send, the socket reads nothing more, so whatever the daemon answered is lost with it.
+ */
+async function sendAndCut(
+  daemon: TestDaemon,
+  sessionId: string,
+  method: string,
+  params: object,
+  acted: () => boolean,
+): Promise<void> {
   const raw = await rawAuthed(daemon.socketPath, daemon.stateDir);
   const opened = await raw.request(SessionOpen.method, { sessionId, cwd: daemon.dir });
   expect(opened?.result).toBeDefined();
   raw.send({ jsonrpc: '2.0', id: 1, method, params: { sessionId, ...params } });
-  raw.socket.end();
+  raw.socket.pause();
+  await waitFor(acted, `the daemon to act on ${method}`);
+  raw.socket.destroy();
   await raw.closed;
   expect(raw.messages.some((message) => message.id === 1)).toBe(false);
 }
@@ -40,10 +52,9 @@ describe('request keys', () => {
     const daemon = await startDaemon();
     const count = join(daemon.dir, 'count');
     const params = { command: `echo ran >> ${count}; exec sleep 30`, requestKey: 'start-1' };
-    await sendAndCut(daemon, 's1', ShellStart.method, params);
+    // The first one acts; its answer is lost with the connection.
+    await sendAndCut(daemon, 's1', ShellStart.method, params, () => timesRan(count) === 1);
     const client = await daemon.session('s1');
-    // The first one acted (its answer was lost with the connection).
-    await waitFor(() => timesRan(count) === 1, 'the first shell/start to run');
     const again = await client.call(ShellStart, { sessionId: 's1', ...params });
     const jobs = await client.call(JobList, { sessionId: 's1' });
     console.log(`jobs after the re-send: ${jobs.length}, times the command ran: ${timesRan(count)}`);
@@ -135,7 +146,8 @@ describe('runs that outlive their connection', () => {
     const graceMs = 1_500;
     const daemon = await startDaemon({ config: { reconnectGraceMs: graceMs } });
     const pidFile = join(daemon.dir, 'pid');
-    await sendAndCut(daemon, 's', ShellRun.method, { command: `echo $$ > ${pidFile}; exec sleep 60`, requestKey: 'a' });
+    const command = `echo $$ > ${pidFile}; exec sleep 60`;
+    await sendAndCut(daemon, 's', ShellRun.method, { command, requestKey: 'a' }, () => existsSync(pidFile));
     const cutAt = Date.now();
     const pid = await readPid(pidFile);
     await waitFor(() => !pidAlive(pid), 'the abandoned run to be aborted', { timeoutMs: 30_000 });
@@ -146,7 +158,7 @@ describe('runs that outlive their connection', () => {
     // Re-attached, then cancelled explicitly: aborted at once, not after a grace.
     const pidFile2 = join(daemon.dir, 'pid2');
     const params = { command: `echo $$ > ${pidFile2}; exec sleep 60`, requestKey: 'b' };
-    await sendAndCut(daemon, 's', ShellRun.method, params);
+    await sendAndCut(daemon, 's', ShellRun.method, params, () => existsSync(pidFile2));
     const client = await daemon.session('s');
     const controller = new AbortController();
     const collected = client.call(ShellRun, { sessionId: 's', ...params }, { signal: controller.signal });
