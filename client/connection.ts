@@ -193,6 +193,7 @@ export class ExecdClient {
     socket: Socket,
     info: InitializeResult,
     private readonly redialer?: Redialer,
+    private readonly dialStream?: () => Promise<Socket>,
   ) {
     this.link = { rpc, socket, info };
     this.watch(this.link);
@@ -208,8 +209,16 @@ export class ExecdClient {
     return this.link.info;
   }
 
-  /** The file methods (SPEC §13) and chunked `upload`/`download`. */
+  /** The file methods (SPEC §13) and `upload`/`download` of any size. */
   readonly fs: FsClient = new FsClient(this);
+
+  /**
+   * A new socket to the same daemon, for a transfer stream (`fs.upload`/`fs.download`): no
+   * `initialize` on it, a transfer's stream token authenticates it. Undefined: transfers use chunks.
+   */
+  get openStream(): (() => Promise<Socket>) | undefined {
+    return this.dialStream;
+  }
 
   /** Calls a declared method; rejects with `ExecdRpcError` when the daemon answers an error. */
   call<D extends AnyRequestDecl>(decl: D, params: ParamsOf<D>, options: CallOptions = {}): Promise<ResultOf<D>> {
@@ -553,5 +562,6 @@ export async function openConnection(options: ConnectOptions): Promise<ExecdClie
   if (options.keepAliveMs !== undefined) assertKeepAliveMs(options.keepAliveMs);
   const policy = reconnectPolicy(options.reconnect);
   const { rpc, socket, info } = await dialLink(options);
-  return new ExecdClient(rpc, socket, info, policy && { dial: () => dialLink(options), policy });
+  const dialStream = async () => (await openDaemonSocket(options)).socket;
+  return new ExecdClient(rpc, socket, info, policy && { dial: () => dialLink(options), policy }, dialStream);
 }

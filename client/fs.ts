@@ -1,13 +1,16 @@
 /**
  * `client.fs`: the file methods of SPEC §13 with their own types, and `upload`/`download`, which
- * move a file of any size in chunks. Each keeps `window` chunk requests in flight: enough to keep
- * the link busy, few enough that memory on both ends stays a few chunks whatever the file's size.
+ * move a file of any size. By default the bytes go raw over a transfer stream, a connection of
+ * their own (client/transfer-stream.ts); with `stream: false`, or a caller that cannot open one,
+ * they go in chunk requests, `window` of them in flight: enough to keep the link busy, few enough
+ * that memory on both ends stays a few chunks whatever the file's size.
  * A download lands in a temp file beside its target and is renamed into place once every byte
  * arrived and the size matched; an upload is renamed into place by the daemon at commit, after the
  * daemon checked the size and SHA-256 of what arrived.
  */
-import { createHash, randomBytes } from 'node:crypto';
-import { open, rename, stat, unlink } from 'node:fs/promises';
+import { createHash, randomBytes, type Hash } from 'node:crypto';
+import { chmod, open, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
+import type { Socket } from 'node:net';
 import { basename, dirname, join } from 'node:path';
 import type { Disposable } from 'vscode-jsonrpc/node.js';
 import {
@@ -33,11 +36,14 @@ import {
 } from '../protocol/fs.js';
 import type { AnyRequestDecl, ParamsOf, ResultOf } from '../protocol/request.js';
 import type { NotificationType } from 'vscode-jsonrpc/node.js';
+import { receiveOverStream, sendOverStream } from './transfer-stream.js';
 
 /** What `FsClient` needs of a connection. */
 export interface FsCaller {
   call<D extends AnyRequestDecl>(decl: D, params: ParamsOf<D>): Promise<ResultOf<D>>;
   onNotification<P>(type: NotificationType<P>, listener: (params: P) => void): Disposable;
+  /** A new socket to the same daemon for a transfer stream; without it transfers use chunks. */
+  readonly openStream?: (() => Promise<Socket>) | undefined;
 }
 
 /**
@@ -55,6 +61,9 @@ export interface TransferOptions {
   sessionId: string;
   /** Bytes moved so far and the total, after every chunk. */
   onProgress?: (done: number, total: number) => void;
+  /** False: chunk requests on this connection instead of a transfer stream. */
+  stream?: boolean;
+  /** Chunk size and requests in flight, when chunks are used. */
   chunkBytes?: number;
   window?: number;
 }
@@ -138,12 +147,10 @@ export class FsClient {
   /** Uploads the local file `local` to the daemon's `remote`, replacing it atomically at the end. */
   async upload(local: string, remote: string, options: UploadOptions): Promise<FsUploadCommitResult> {
     const { sessionId } = options;
-    const chunkBytes = options.chunkBytes ?? DEFAULT_TRANSFER_CHUNK_BYTES;
-    const window = Math.max(1, options.window ?? DEFAULT_TRANSFER_WINDOW);
     const file = await open(local, 'r');
     try {
       const total = (await file.stat()).size;
-      const { uploadId } = await this.conn.call(FsUploadBegin, {
+      const { uploadId, streamToken } = await this.conn.call(FsUploadBegin, {
         sessionId,
         path: remote,
         mode: options.mode,
@@ -151,36 +158,63 @@ export class FsClient {
         ifMatch: options.ifMatch,
       });
       const hash = createHash('sha256');
-      const inFlight: Array<Promise<unknown>> = [];
-      let offset = 0;
-      let done = 0;
+      const openStream = options.stream === false ? undefined : this.conn.openStream;
       try {
-        for (;;) {
-          const buffer = Buffer.allocUnsafe(chunkBytes);
-          const { bytesRead } = await file.read(buffer, 0, chunkBytes, offset);
-          if (bytesRead === 0) break;
-          const bytes = buffer.subarray(0, bytesRead);
-          hash.update(bytes);
-          const chunk = this.conn
-            .call(FsUploadChunk, { sessionId, uploadId, offset, data: bytes.toString('base64') })
-            .then(() => {
-              done += bytesRead;
-              options.onProgress?.(done, total);
-            });
-          offset += bytesRead;
-          inFlight.push(chunk);
-          if (inFlight.length >= window) await inFlight.shift();
-        }
-        await Promise.all(inFlight);
+        if (openStream) {
+          const socket = await openStream();
+          try {
+            await sendOverStream(socket, streamToken, file, total, hash, options.onProgress);
+          } finally {
+            socket.destroy();
+          }
+        } else await this.sendChunks(file, total, uploadId, hash, options);
       } catch (error) {
-        await Promise.allSettled(inFlight);
         await this.conn.call(FsUploadAbort, { sessionId, uploadId }).catch(() => {});
         throw error;
       }
-      return await this.conn.call(FsUploadCommit, { sessionId, uploadId, size: offset, sha256: hash.digest('hex') });
+      return await this.conn.call(FsUploadCommit, { sessionId, uploadId, size: total, sha256: hash.digest('hex') });
     } finally {
       await file.close();
     }
+  }
+
+  /** The chunked upload: `window` `fs/upload/chunk` requests in flight. */
+  private async sendChunks(
+    file: FileHandle,
+    total: number,
+    uploadId: string,
+    hash: Hash,
+    options: UploadOptions,
+  ): Promise<void> {
+    const { sessionId } = options;
+    const chunkBytes = options.chunkBytes ?? DEFAULT_TRANSFER_CHUNK_BYTES;
+    const window = Math.max(1, options.window ?? DEFAULT_TRANSFER_WINDOW);
+    const inFlight: Array<Promise<unknown>> = [];
+    let offset = 0;
+    let done = 0;
+    try {
+      while (offset < total) {
+        const buffer = Buffer.allocUnsafe(Math.min(chunkBytes, total - offset));
+        const { bytesRead } = await file.read(buffer, 0, buffer.length, offset);
+        if (bytesRead === 0) break;
+        const bytes = buffer.subarray(0, bytesRead);
+        hash.update(bytes);
+        const chunk = this.conn
+          .call(FsUploadChunk, { sessionId, uploadId, offset, data: bytes.toString('base64') })
+          .then(() => {
+            done += bytesRead;
+            options.onProgress?.(done, total);
+          });
+        offset += bytesRead;
+        inFlight.push(chunk);
+        if (inFlight.length >= window) await inFlight.shift();
+      }
+      await Promise.all(inFlight);
+    } catch (error) {
+      await Promise.allSettled(inFlight);
+      throw error;
+    }
+    if (offset !== total) throw new Error(`the file shrank to ${offset} bytes while it was sent (${total} expected)`);
   }
 
   /**
@@ -189,35 +223,22 @@ export class FsClient {
    */
   async download(local: string, remote: string, options: TransferOptions): Promise<{ size: number; sha256: string }> {
     const { sessionId } = options;
-    const chunkBytes = options.chunkBytes ?? DEFAULT_TRANSFER_CHUNK_BYTES;
-    const window = Math.max(1, options.window ?? DEFAULT_TRANSFER_WINDOW);
-    const { downloadId, size } = await this.conn.call(FsDownloadBegin, { sessionId, path: remote });
+    const { downloadId, size, streamToken } = await this.conn.call(FsDownloadBegin, { sessionId, path: remote });
     const temp = join(dirname(local), `.${basename(local)}.execd-${randomBytes(6).toString('hex')}.tmp`);
     const hash = createHash('sha256');
-    const inFlight: Array<Promise<ResultOf<typeof FsDownloadChunk>>> = [];
+    const openStream = options.stream === false ? undefined : this.conn.openStream;
     try {
       const file = await open(temp, 'wx', 0o600);
       try {
-        let requested = 0;
-        let written = 0;
-        const request = () => {
-          const length = Math.min(chunkBytes, size - requested);
-          inFlight.push(this.conn.call(FsDownloadChunk, { sessionId, downloadId, offset: requested, length }));
-          requested += length;
-        };
-        while (requested < size && inFlight.length < window) request();
-        while (inFlight.length > 0) {
-          const chunk = await inFlight.shift()!;
-          if (requested < size) request();
-          const bytes = Buffer.from(chunk.data, 'base64');
-          if (bytes.length === 0 && written < size) throw new Error(`${remote} shrank while it was read`);
-          hash.update(bytes);
-          await file.write(bytes, 0, bytes.length, written);
-          written += bytes.length;
-          options.onProgress?.(written, size);
-        }
+        if (openStream) {
+          const socket = await openStream();
+          try {
+            await receiveOverStream(socket, streamToken, file, size, hash, options.onProgress);
+          } finally {
+            socket.destroy();
+          }
+        } else await this.receiveChunks(file, size, downloadId, remote, hash, options);
         await file.sync();
-        if (written !== size) throw new Error(`${remote}: ${written} bytes arrived, not ${size}`);
       } finally {
         await file.close();
       }
@@ -225,15 +246,53 @@ export class FsClient {
         (stats) => stats.mode & 0o7777,
         () => undefined,
       );
-      if (mode !== undefined) await (await open(temp, 'r')).chmod(mode).catch(() => {});
+      if (mode !== undefined) await chmod(temp, mode).catch(() => {});
       await rename(temp, local);
       return { size, sha256: hash.digest('hex') };
     } catch (error) {
-      await Promise.allSettled(inFlight);
       await unlink(temp).catch(() => {});
       throw error;
     } finally {
       await this.conn.call(FsDownloadEnd, { sessionId, downloadId }).catch(() => {});
     }
+  }
+
+  /** The chunked download: `window` `fs/download/chunk` requests in flight. */
+  private async receiveChunks(
+    file: FileHandle,
+    size: number,
+    downloadId: string,
+    remote: string,
+    hash: Hash,
+    options: TransferOptions,
+  ): Promise<void> {
+    const { sessionId } = options;
+    const chunkBytes = options.chunkBytes ?? DEFAULT_TRANSFER_CHUNK_BYTES;
+    const window = Math.max(1, options.window ?? DEFAULT_TRANSFER_WINDOW);
+    const inFlight: Array<Promise<ResultOf<typeof FsDownloadChunk>>> = [];
+    let requested = 0;
+    let written = 0;
+    const request = () => {
+      const length = Math.min(chunkBytes, size - requested);
+      inFlight.push(this.conn.call(FsDownloadChunk, { sessionId, downloadId, offset: requested, length }));
+      requested += length;
+    };
+    try {
+      while (requested < size && inFlight.length < window) request();
+      while (inFlight.length > 0) {
+        const chunk = await inFlight.shift()!;
+        if (requested < size) request();
+        const bytes = Buffer.from(chunk.data, 'base64');
+        if (bytes.length === 0 && written < size) throw new Error(`${remote} shrank while it was read`);
+        hash.update(bytes);
+        await file.write(bytes, 0, bytes.length, written);
+        written += bytes.length;
+        options.onProgress?.(written, size);
+      }
+    } catch (error) {
+      await Promise.allSettled(inFlight);
+      throw error;
+    }
+    if (written !== size) throw new Error(`${remote}: ${written} bytes arrived, not ${size}`);
   }
 }

@@ -5,6 +5,10 @@
  * download is `fs/download/begin`, then `fs/download/chunk`s the client pulls, then
  * `fs/download/end`. Each chunk is a request answered once its bytes are on disk (or read), so the
  * number of chunks a client keeps in flight is the flow-control window in both directions.
+ *
+ * Either begin also answers a `streamToken`: a client may instead move the bytes raw over a
+ * connection of their own (a transfer stream, `TRANSFER_STREAM_PREFIX`), which TCP flow-controls
+ * and nothing encodes, then commit or end on its JSON-RPC connection as usual.
  */
 import { hasNoNul, sessionIdSchema } from './fields.js';
 import { NotificationType } from './jsonrpc.js';
@@ -27,6 +31,21 @@ export const MAX_FS_PATH_LENGTH = 4096;
 export const MAX_FS_WATCH_QUEUE = 1_000;
 /** How long a watch gathers events into one `fs/changed` notification. */
 export const FS_WATCH_COALESCE_MS = 50;
+/**
+ * First bytes of a transfer stream: a connection that begins with them carries one transfer's
+ * bytes instead of JSON-RPC. The whole preamble is `EXECD-STREAM <streamToken> <bytes>\n`, then
+ * an upload sends exactly `bytes` raw bytes; the daemon answers one line, `ok <bytes>\n` (for a
+ * download followed by the file's bytes) or `error <reason>\n`, and hangs up.
+ */
+export const TRANSFER_STREAM_PREFIX = 'EXECD-STREAM ';
+/** Longest transfer-stream preamble line, newline included. */
+export const MAX_TRANSFER_STREAM_PREAMBLE = 128;
+
+/** The preamble of a transfer stream (an upload's `bytes` is what it will send; a download's is 0). */
+export function transferStreamPreamble(streamToken: string, bytes: number): string {
+  return `${TRANSFER_STREAM_PREFIX}${streamToken} ${bytes}\n`;
+}
+
 /** The `ifMatch` that asks for a file that does not exist yet. */
 export const IF_ABSENT = 'absent';
 
@@ -77,6 +96,8 @@ export interface FsUploadBeginResult {
   uploadId: string;
   /** Largest decoded chunk the daemon takes. */
   maxChunkBytes: number;
+  /** Opens one transfer stream for this upload (in place of chunks): a secret, good once. */
+  streamToken: string;
 }
 
 /** `fs/upload/commit`'s answer: the file as it now is, and the SHA-256 of what arrived. */
@@ -90,6 +111,8 @@ export interface FsDownloadBeginResult {
   size: number;
   version: string;
   maxChunkBytes: number;
+  /** Opens one transfer stream for this download (in place of chunks): a secret, good once. */
+  streamToken: string;
 }
 
 /** `fs/download/chunk`'s answer. */

@@ -4,11 +4,17 @@
  * target; a download holds the file it opened, so every chunk reads one version of it. Each
  * chunk is one request, answered when its bytes are written (or read): the client's window of
  * requests in flight is the flow control, and the daemon holds at most that many chunks.
+ *
+ * Or the bytes move raw over a transfer stream (`TRANSFER_STREAM_PREFIX`), a connection of their
+ * own that presents the transfer's `streamToken`: TCP is the flow control there, nothing is
+ * encoded, and the daemon holds at most a buffer of each side.
  */
-import { createHash, type Hash } from 'node:crypto';
+import { createHash, randomBytes, type Hash } from 'node:crypto';
 import { unlink, type FileHandle } from 'node:fs/promises';
+import type { Socket } from 'node:net';
 import { join } from 'node:path';
 import { ExecdError } from '../../protocol/errors.js';
+import { FileAppender, fileToSocket } from '../../shared/byte-pump.js';
 import {
   DEFAULT_FS_READ_BYTES,
   MAX_FS_DATA_BYTES,
@@ -46,6 +52,9 @@ interface Upload {
   /** The writes so far, in order. */
   tail: Promise<void>;
   failed?: unknown;
+  streamToken: string;
+  /** The transfer stream, once one attached: chunks are refused from then on. */
+  stream?: Socket;
 }
 
 interface Download {
@@ -53,6 +62,8 @@ interface Download {
   owner: TransferOwner;
   handle: FileHandle;
   size: number;
+  streamToken: string;
+  stream?: Socket;
 }
 
 type Transfer = Upload | Download;
@@ -60,6 +71,8 @@ type Transfer = Upload | Download;
 /** The open transfers of one daemon. */
 export class TransferTable {
   private readonly transfers = new Map<string, Transfer>();
+  /** Transfer ids by the stream token not used yet. */
+  private readonly byStreamToken = new Map<string, string>();
   private counter = 0;
 
   constructor(private readonly journalDir: string) {}
@@ -88,6 +101,7 @@ export class TransferTable {
       const id = `up-${++this.counter}`;
       const real = join(anchor.dirReal, temp.name);
       const record = await recordUpload(this.journalDir, id, real);
+      const streamToken = this.issueStreamToken(id);
       this.transfers.set(id, {
         kind: 'upload',
         owner,
@@ -101,8 +115,9 @@ export class TransferTable {
         nextOffset: 0,
         hash: createHash('sha256'),
         tail: Promise.resolve(),
+        streamToken,
       });
-      return { uploadId: id, maxChunkBytes: MAX_FS_DATA_BYTES };
+      return { uploadId: id, maxChunkBytes: MAX_FS_DATA_BYTES, streamToken };
     } catch (error) {
       await anchor.dir.close();
       return fsErrorOf(call.method, target, error);
@@ -132,6 +147,8 @@ export class TransferTable {
   ): Promise<{ received: number } | ExecdError> {
     const upload = this.find(params.uploadId, 'upload', owner);
     if (upload instanceof ExecdError) return upload;
+    if (upload.stream)
+      return new ExecdError('INVALID_PARAMS', `uploadId: ${params.uploadId} takes its bytes from a transfer stream`);
     if (params.offset !== upload.nextOffset)
       return new ExecdError('INVALID_PARAMS', `offset: must be ${upload.nextOffset}, where the upload stands`);
     const bytes = Buffer.from(params.data, 'base64');
@@ -204,8 +221,15 @@ export class TransferTable {
     const opened = await openForRead(call, path);
     if (opened instanceof ExecdError) return opened;
     const id = `down-${++this.counter}`;
-    this.transfers.set(id, { kind: 'download', owner, handle: opened.handle, size: opened.size });
-    return { downloadId: id, size: opened.size, version: opened.version, maxChunkBytes: MAX_FS_DATA_BYTES };
+    const streamToken = this.issueStreamToken(id);
+    this.transfers.set(id, { kind: 'download', owner, handle: opened.handle, size: opened.size, streamToken });
+    return {
+      downloadId: id,
+      size: opened.size,
+      version: opened.version,
+      maxChunkBytes: MAX_FS_DATA_BYTES,
+      streamToken,
+    };
   }
 
   /** `fs/download/chunk`: reads the opened file; the size is the one it had when opened. */
@@ -228,6 +252,73 @@ export class TransferTable {
     return { ended: true };
   }
 
+  private issueStreamToken(id: string): string {
+    const token = randomBytes(32).toString('base64url');
+    this.byStreamToken.set(token, id);
+    return token;
+  }
+
+  /**
+   * A transfer stream presented `token`: its transfer takes the socket (once), an upload reading
+   * exactly `bytes` from it, a download writing the opened file to it. Returns why not, if not.
+   */
+  attachStream(preamble: { token: string; bytes: number; rest: Buffer }, socket: Socket): string | undefined {
+    const id = this.byStreamToken.get(preamble.token);
+    const transfer = id === undefined ? undefined : this.transfers.get(id);
+    if (!transfer) return 'no open transfer has this stream token';
+    this.byStreamToken.delete(preamble.token);
+    transfer.stream = socket;
+    if (transfer.kind === 'download') {
+      // sendDownload catches its own failures: the client sees a short stream.
+      this.sendDownload(transfer, socket).catch(() => socket.destroy());
+      return undefined;
+    }
+    // After the chunks already taken, if any; the pump never rejects (a failure is `failed`).
+    transfer.tail = transfer.tail.then(() => this.receiveUpload(transfer, socket, preamble.bytes, preamble.rest));
+    return undefined;
+  }
+
+  /** Writes exactly `bytes` of the stream into the upload's temp file, then answers `ok`. */
+  private async receiveUpload(upload: Upload, socket: Socket, bytes: number, rest: Buffer): Promise<void> {
+    if (upload.failed) return void socket.end(`error ${(upload.failed as Error).message}\n`);
+    const sink = new FileAppender(upload.temp.handle, upload.nextOffset);
+    let remaining = bytes;
+    const take = async (chunk: Buffer) => {
+      if (chunk.length > remaining) throw new Error(`the stream sent more than the ${bytes} bytes it announced`);
+      remaining -= chunk.length;
+      upload.nextOffset += chunk.length;
+      upload.hash.update(chunk);
+      await sink.add(chunk);
+    };
+    try {
+      if (rest.length > 0) await take(rest);
+      if (remaining > 0) {
+        for await (const chunk of socket.iterator({ destroyOnReturn: false })) {
+          await take(chunk as Buffer);
+          if (remaining === 0) break;
+        }
+      }
+      await sink.flush();
+      if (remaining > 0) throw new Error(`the stream ended after ${bytes - remaining} of ${bytes} bytes`);
+      socket.end(`ok ${bytes}\n`);
+    } catch (error) {
+      upload.failed = error;
+      socket.end(`error ${(error as Error).message}\n`);
+    }
+  }
+
+  /** Answers `ok <size>`, then the opened file's bytes, and hangs up. */
+  private async sendDownload(download: Download, socket: Socket): Promise<void> {
+    try {
+      socket.write(`ok ${download.size}\n`);
+      await fileToSocket(download.handle, download.size, socket);
+      socket.end();
+    } catch {
+      // The client sees a short stream and says so; nothing else depends on this one.
+      socket.destroy();
+    }
+  }
+
   /** Ends every transfer `matches` selects (a closed connection's, a closed session's, all at shutdown). */
   async releaseWhere(matches: (owner: TransferOwner) => boolean): Promise<void> {
     const ids = [...this.transfers].filter(([, transfer]) => matches(transfer.owner)).map(([id]) => id);
@@ -239,6 +330,9 @@ export class TransferTable {
     const transfer = this.transfers.get(id);
     if (!transfer) return;
     this.transfers.delete(id);
+    this.byStreamToken.delete(transfer.streamToken);
+    // A stream still moving bytes is cut; one that answered finishes flushing its answer.
+    if (transfer.stream && !transfer.stream.writableEnded) transfer.stream.destroy();
     if (transfer.kind === 'download') {
       await transfer.handle.close().catch(() => {});
       return;

@@ -27,7 +27,13 @@ import type { DaemonContext } from '../context.js';
 import type { OutputFlow } from '../executor/run.js';
 import type { HandlerEntry } from './handler.js';
 import type { SessionHolder } from '../sessions.js';
-import { BoundedSocketWriter, createGuardedReader, type TransportLimits, type ViolationListener } from './transport.js';
+import {
+  BoundedSocketWriter,
+  createGuardedReader,
+  type StreamListener,
+  type TransportLimits,
+  type ViolationListener,
+} from './transport.js';
 
 let connectionCounter = 0;
 
@@ -76,7 +82,8 @@ export class ClientConnection implements SessionHolder {
     };
     const violated: ViolationListener = (violation) => this.drop(violation);
     this.writer = new BoundedSocketWriter(socket, limits, violated);
-    this.rpc = createMessageConnection(createGuardedReader(socket, limits, violated), this.writer);
+    const stream: StreamListener = (verdict) => this.takeStream(verdict);
+    this.rpc = createMessageConnection(createGuardedReader(socket, limits, violated, stream), this.writer);
     // One catch-all handler: per-method handlers would receive params spread by position (an
     // array) or a token in place of absent params; this one gets exactly what was sent, for zod.
     const byMethod = new Map(handlers.map((entry) => [entry.decl.method, entry]));
@@ -121,6 +128,28 @@ export class ClientConnection implements SessionHolder {
     this.writer.write({ jsonrpc: '2.0', id: null, error: error.toJson() } as Message).catch(() => {});
     this.close();
     this.socket.pause();
+  }
+
+  /**
+   * The connection turned out to be a transfer stream: the transfer its token names takes the
+   * socket, or the peer is told why not and hung up on. Holding a token issued to an authenticated
+   * session is this connection's authentication.
+   */
+  private takeStream(verdict: Parameters<StreamListener>[0]): void {
+    const refuse = (reason: string) => {
+      this.daemon.log.warn({ conn: this.id, reason }, 'connection dropped');
+      this.socket.end(`error ${reason}\n`);
+      this.close();
+    };
+    if (verdict.kind === 'bad') return refuse(verdict.reason);
+    import('../fs/service.js')
+      .then(({ fsServiceOf }) => {
+        if (this.closedFlag) return;
+        const refusal = fsServiceOf(this.daemon).transfers.attachStream(verdict, this.socket);
+        if (refusal !== undefined) return refuse(refusal);
+        this.authed = true;
+      })
+      .catch((error: unknown) => refuse(`internal error: ${String(error)}`));
   }
 
   /** The back-pressure of this connection, for the runs that stream output to it. */

@@ -26,6 +26,7 @@ import {
 } from 'vscode-jsonrpc/node.js';
 import { frameMessage } from '../../protocol/framing.js';
 import { FrameGuard, type FrameViolation, type MessageCap } from './frame-guard.js';
+import { readPreamble, type PreambleVerdict } from './stream-preamble.js';
 
 /** The bounds of one connection, read at each use so that `config/set` applies at once. */
 export interface TransportLimits {
@@ -47,9 +48,22 @@ const STALL_CHECK_MS = 250;
  */
 export type ViolationListener = (violation: FrameViolation | { code: 'UNREAD'; message: string }) => void;
 
+/**
+ * Called once when a connection's first bytes are a transfer stream's preamble (or a broken one):
+ * from then on the JSON-RPC reader sees nothing of the socket, which is paused for the taker.
+ */
+export type StreamListener = (verdict: Extract<PreambleVerdict, { kind: 'stream' | 'bad' }>) => void;
+
 /** Adapts a socket to vscode-jsonrpc's readable, passing data on only while the guard accepts it. */
-function guardedReadable(socket: Socket, guard: FrameGuard, onViolation: ViolationListener): RAL.ReadableStream {
+function guardedReadable(
+  socket: Socket,
+  guard: FrameGuard,
+  onViolation: ViolationListener,
+  onStream: StreamListener,
+): RAL.ReadableStream {
   let refused = false;
+  /** The first bytes, until they tell JSON-RPC from a transfer stream. */
+  let sniffed: Buffer | undefined = Buffer.alloc(0);
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the listener type of socket.on(string, …) itself
   const on = (event: string, listener: (...args: any[]) => void) => {
     socket.on(event, listener);
@@ -60,8 +74,23 @@ function guardedReadable(socket: Socket, guard: FrameGuard, onViolation: Violati
     onError: (listener) => on('error', listener),
     onEnd: (listener) => on('end', listener),
     onData: (listener) =>
-      on('data', (chunk: Buffer) => {
+      on('data', (data: Buffer) => {
         if (refused) return;
+        let chunk = data;
+        if (sniffed !== undefined) {
+          chunk = Buffer.concat([sniffed, data]);
+          const verdict = readPreamble(chunk);
+          if (verdict.kind === 'more') {
+            sniffed = chunk;
+            return;
+          }
+          sniffed = undefined;
+          if (verdict.kind !== 'rpc') {
+            refused = true;
+            socket.pause();
+            return onStream(verdict);
+          }
+        }
         const violation = guard.feed(chunk);
         if (violation === undefined) return listener(chunk);
         refused = true;
@@ -70,14 +99,18 @@ function guardedReadable(socket: Socket, guard: FrameGuard, onViolation: Violati
   };
 }
 
-/** A message reader over `socket` that refuses frames larger than `maxMessageBytes`. */
+/**
+ * A message reader over `socket` that refuses frames larger than `maxMessageBytes`, and hands the
+ * socket to `onStream` when it turns out to be a transfer stream.
+ */
 export function createGuardedReader(
   socket: Socket,
   limits: TransportLimits,
   onViolation: ViolationListener,
+  onStream: StreamListener,
 ): MessageReader {
   const guard = new FrameGuard(() => limits.maxMessageBytes());
-  const reader = new ReadableStreamMessageReader(guardedReadable(socket, guard, onViolation));
+  const reader = new ReadableStreamMessageReader(guardedReadable(socket, guard, onViolation, onStream));
   // Its partial-message timer re-arms every 10 s while a frame is incomplete and is never
   // cleared: each connection dropped mid-frame would keep one alive for good.
   reader.partialMessageTimeout = 0;

@@ -25,7 +25,7 @@ describe('execd cp, ls, cat', () => {
     const remoteDir = join(target.daemon.dir, 'remote');
     const up = await world.run(['cp', local, `:${remoteDir}`], withToken);
     expect(up).toMatchObject({ code: 0, stderr: '' });
-    expect(readFileSync(join(remoteDir, 'sub', 'b.bin'))).toEqual(Buffer.alloc(3 * 1024 * 1024, 9));
+    expect(readFileSync(join(remoteDir, 'sub', 'b.bin')).equals(Buffer.alloc(3 * 1024 * 1024, 9))).toBe(true);
     const ls = await world.run(['ls', '--depth', '2', `:${remoteDir}`], withToken);
     expect(ls.stdout.split('\n').filter(Boolean)).toEqual([
       `${remoteDir}/a.txt`,
@@ -38,7 +38,7 @@ describe('execd cp, ls, cat', () => {
     const down = await world.run(['cp', `cli:${remoteDir}`, back], withToken);
     expect(down).toMatchObject({ code: 0, stderr: '' });
     expect(readFileSync(join(back, 'a.txt'), 'utf8')).toBe('alpha');
-    expect(readFileSync(join(back, 'sub', 'b.bin'))).toEqual(Buffer.alloc(3 * 1024 * 1024, 9));
+    expect(readFileSync(join(back, 'sub', 'b.bin')).equals(Buffer.alloc(3 * 1024 * 1024, 9))).toBe(true);
     const missing = await world.run(['cp', ':/nonexistent/file', join(world.dir, 'x')], withToken);
     expect(missing.code).not.toBe(0);
     expect(missing.stderr).toMatch(/FS_NOT_FOUND|no such file/);
