@@ -5,7 +5,7 @@
  * machine without a registry. Each image keeps one fixed name, so a warm build reuses every layer.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { cpSync, linkSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, linkSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
 /** The local base image `.ci/container-base` makes. */
@@ -44,6 +44,19 @@ export function limit(flag: 'n' | 'u'): number {
   return value === 'unlimited' ? 4096 : Math.min(4096, Number(value));
 }
 
+/**
+ * Removes the labelled images no tag leads to any more (the layers of earlier sources). One prune
+ * removes the dangling images only, which leaves their parents dangling: repeated until none is left.
+ */
+function pruneStale(): void {
+  for (let pass = 0; pass < 20; pass++) {
+    const result = spawnSync('podman', ['image', 'prune', '--force', '--filter', `label=${LABEL}`], {
+      encoding: 'utf8',
+    });
+    if (result.status !== 0 || result.stdout.trim() === '') return;
+  }
+}
+
 /** The images of one build and what it took. */
 export interface BuiltImages {
   /** Way 1: the runtime image (the default target). */
@@ -56,9 +69,15 @@ export interface BuiltImages {
   steps: number;
 }
 
-/** The CA bundle this machine's registry traffic is verified with, if one is configured. */
+/**
+ * The CA bundle the build's npm verifies the registry with: this machine's extra CAs (a
+ * TLS-intercepting proxy's), else the system bundle, which holds them once installed.
+ */
 function caBundle(): string | undefined {
-  return process.env.NODE_EXTRA_CA_CERTS || undefined;
+  const extra = process.env.NODE_EXTRA_CA_CERTS;
+  if (extra && existsSync(extra)) return extra;
+  const system = '/etc/ssl/certs/ca-certificates.crt';
+  return existsSync(system) ? system : undefined;
 }
 
 /** A Node 20 installation (bin/node, lib/node_modules/npm) from the host's, with its timestamps kept for the cache. */
@@ -121,7 +140,7 @@ export function buildImages(): BuiltImages {
     const runtime = build('runtime', 'localhost/execd-test');
     const bundle = build('bundle', 'localhost/execd-test-bundle');
     const seconds = (performance.now() - started) / 1000;
-    podmanQuietly(['image', 'prune', '--force', '--filter', `label=${LABEL}`]);
+    pruneStale();
     return { runtime, bundle, seconds, cached, steps };
   } finally {
     rmSync(context, { recursive: true, force: true });
