@@ -37,6 +37,7 @@ import { SpillSweeper } from './state/spill-sweep.js';
 import { releaseAllFiles, sweepAbandonedUploads } from './fs/service.js';
 import { checkPrivateDir, ensureToken, statePaths } from '../shared/state-dir.js';
 import { probePty } from './terminals/pty.js';
+import { makeNonDumpable } from './non-dumpable.js';
 import { TerminalTable } from './terminals/terminal-table.js';
 
 /** How to start a daemon. */
@@ -131,6 +132,9 @@ async function startOwnedDaemon(
   });
   // Awaited below; should a step before that throw, its own failure is the one reported.
   sandbox.catch(() => {});
+  // While the probes run, and before any command can: nothing of the same uid reads this process's memory.
+  const dumpable = makeNonDumpable();
+  if (dumpable) options.log.warn({ reason: dumpable }, 'the daemon stays dumpable');
   boundLogFile(options.log, () => config.get());
   const startedAt = new Date();
   const stamp = startedAt.getTime().toString(36);

@@ -4,6 +4,8 @@
  * descriptors (the 'pipe' message carries the pipe's socket as its handle).
  */
 
+import type { MemoryUse } from '../../shared/proc.js';
+
 /** Everything `child_process.spawn` needs for one shell, resolved by the daemon. */
 export interface SpawnOrder {
   file: string;
@@ -28,8 +30,8 @@ export interface CaptureTarget {
   path: string;
 }
 
-/** Daemon → spawner. */
-export type ToSpawner = { t: 'spawn'; id: number; order: SpawnOrder };
+/** Daemon → spawner. 'memory' asks for its memory use, which only it can read (it is non-dumpable). */
+export type ToSpawner = { t: 'spawn'; id: number; order: SpawnOrder } | { t: 'memory'; id: number };
 
 /** Spawner → daemon. */
 export type FromSpawner =
@@ -37,4 +39,6 @@ export type FromSpawner =
   | { t: 'pipe'; id: number; stream: PipeName }
   | { t: 'spawned'; id: number; pid: number }
   | { t: 'error'; id: number; message: string }
-  | { t: 'exit'; id: number; code: number | null; signal: string | null };
+  | { t: 'exit'; id: number; code: number | null; signal: string | null }
+  /** The answer to 'memory' of the same id: null without /proc. */
+  | { t: 'memory'; id: number; use: MemoryUse | null };

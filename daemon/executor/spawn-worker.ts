@@ -14,9 +14,15 @@
 import type { ChildProcess } from 'node:child_process';
 import { closeSync, constants, openSync } from 'node:fs';
 import type { Socket } from 'node:net';
+import { readMemoryUse } from '../../shared/proc.js';
+import { makeNonDumpable } from '../non-dumpable.js';
 import { signalGroup } from './kill.js';
 import { startChild } from './spawn-child.js';
 import type { FromSpawner, PipeName, SpawnOrder, ToSpawner } from './spawn-messages.js';
+
+// A fresh node is dumpable again: the orders it receives hold the commands' environments. The
+// daemon logs for both when this fails (the same platform refuses both).
+makeNonDumpable();
 
 const children = new Map<number, ChildProcess>();
 
@@ -107,8 +113,11 @@ function start(id: number, order: SpawnOrder): void {
   });
 }
 
-// The daemon sends nothing but spawn orders.
-process.on('message', (message: ToSpawner) => start(message.id, message.order));
+// Spawn orders, and questions about this process's memory (the daemon cannot read it: non-dumpable).
+process.on('message', (message: ToSpawner) => {
+  if (message.t === 'spawn') start(message.id, message.order);
+  else post({ t: 'memory', id: message.id, use: readMemoryUse(process.pid) ?? null });
+});
 
 // Signals meant for the daemon (a terminal's Ctrl-C reaches the whole group) are the daemon's to
 // act on: it kills the trees it owns and then closes the channel.

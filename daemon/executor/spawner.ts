@@ -30,6 +30,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import type { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
+import type { MemoryUse } from '../../shared/proc.js';
 import { hasSpareDescriptors } from '../../spill/fd-headroom.js';
 import { signalGroup } from './kill.js';
 import { startChild } from './spawn-child.js';
@@ -78,6 +79,9 @@ export class SpawnedChild extends EventEmitter {
  */
 const POOL_SIZE = 1;
 
+/** How long a spawner process may take to report its memory use. */
+const MEMORY_ANSWER_TIMEOUT_MS = 1_000;
+
 /**
  * Descriptors the daemon keeps free beyond the pipes it is about to receive: its other work
  * (capture files, the journal, an accepted connection) goes on needing a few meanwhile.
@@ -123,6 +127,8 @@ export class Spawner {
   /** Spawns made in the daemon and by the spawner processes, since start. */
   readonly counts = { inline: 0, spawner: 0 };
   private closed = false;
+  /** Memory questions sent to spawner processes, by id, until answered or timed out. */
+  private readonly memoryQuestions = new Map<number, (use: MemoryUse | undefined) => void>();
 
   /** Starts the spawner processes ahead of need, so that no spawn waits for one to boot. */
   start(): void {
@@ -161,6 +167,29 @@ export class Spawner {
   /** The pids of the spawner processes running now. */
   pids(): number[] {
     return this.pool.flatMap(({ process }) => (process.pid === undefined ? [] : [process.pid]));
+  }
+
+  /**
+   * The memory of each spawner process, as it reads its own: the daemon cannot read the smaps of a
+   * non-dumpable process unless it is root. One that does not answer within a second is left out.
+   */
+  async memoryUse(): Promise<MemoryUse[]> {
+    const answers = this.pool.map(
+      (spawner) =>
+        new Promise<MemoryUse | undefined>((resolve) => {
+          const id = this.nextId++;
+          const timer = setTimeout(() => answer(undefined), MEMORY_ANSWER_TIMEOUT_MS);
+          const answer = (use: MemoryUse | undefined) => {
+            clearTimeout(timer);
+            this.memoryQuestions.delete(id);
+            resolve(use);
+          };
+          this.memoryQuestions.set(id, answer);
+          if (spawner.process.connected) send(spawner, { t: 'memory', id });
+          else answer(undefined);
+        }),
+    );
+    return (await Promise.all(answers)).filter((use) => use !== undefined);
   }
 
   /** Lets the spawner processes go (at shutdown, once every process tree is gone). */
@@ -227,6 +256,10 @@ export class Spawner {
   }
 
   private receive(message: FromSpawner, handle: Socket | undefined): void {
+    if (message.t === 'memory') {
+      this.memoryQuestions.get(message.id)?.(message.use ?? undefined);
+      return;
+    }
     const entry = this.children.get(message.id);
     if (!entry) {
       handle?.destroy();

@@ -5,6 +5,7 @@ import { DaemonShutdown, DaemonStatus } from '../../protocol/methods.js';
 import type { DaemonStatusResult } from '../../protocol/types.js';
 import { readMemoryUse } from '../../shared/proc.js';
 import { requireAdmin } from '../admin.js';
+import type { Spawner } from '../executor/spawner.js';
 import type { ClientConnection } from '../net/connection.js';
 import { handler } from '../net/handler.js';
 import type { Session } from '../sessions.js';
@@ -28,13 +29,14 @@ async function spillUsage(dir: string): Promise<{ files: number; bytes: number }
   return { files, bytes };
 }
 
-/** The memory of the daemon and of its spawner processes. */
-function memoryUse(spawnerPids: number[]): DaemonStatusResult['memory'] {
-  const roles = [[process.pid, 'daemon'] as const, ...spawnerPids.map((pid) => [pid, 'spawner'] as const)];
-  return roles.flatMap(([pid, role]) => {
-    const use = readMemoryUse(pid);
-    return use ? [{ role, ...use }] : [];
-  });
+/** The memory of the daemon and of its spawner processes (each reports its own: they are non-dumpable). */
+async function memoryUse(spawner: Spawner): Promise<DaemonStatusResult['memory']> {
+  const own = readMemoryUse(process.pid);
+  const spawners = await spawner.memoryUse();
+  return [
+    ...(own ? [{ role: 'daemon' as const, ...own }] : []),
+    ...spawners.map((use) => ({ role: 'spawner' as const, ...use })),
+  ];
 }
 
 /** How many jobs hold a process, and how many have settled. */
@@ -66,7 +68,7 @@ export const daemonHandlers = [
     terminals: daemon.terminals.counts(),
     processes: daemon.processes.count,
     spawns: { ...daemon.spawner.counts },
-    memory: memoryUse(daemon.spawner.pids()),
+    memory: await memoryUse(daemon.spawner),
     listeners: [...daemon.listenerUrls],
     spill: await spillUsage(daemon.paths.spill),
     sandbox: daemon.sandbox.info,

@@ -1,7 +1,8 @@
 /**
- * deploy/ (SPEC §12): no container runtime runs here, so the Dockerfile and the Kubernetes
- * manifests are checked statically — the manifests parse as YAML and fit together, and every execd
- * command line in them names a real subcommand with flags that subcommand's --help lists.
+ * deploy/ (SPEC §12), checked statically: the manifests parse as YAML and fit together, and every
+ * execd command line in them names a real subcommand with flags that subcommand's --help lists —
+ * also the ones no run reaches (the health check, the probes). container.test.ts builds the
+ * Dockerfile and runs the image and the Kubernetes example for real.
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -117,7 +118,8 @@ describe('deploy/Dockerfile', () => {
   it('builds FROM any base image with Node 20, bubblewrap, tini, a non-root user and a state volume', () => {
     expect(text.indexOf('ARG BASE_IMAGE=')).toBeLessThan(text.indexOf('FROM '));
     expect(text).toMatch(/^ARG BASE_IMAGE=debian:\S+-slim$/m);
-    expect(text).toMatch(/^FROM node:20-\S+ AS build$/m);
+    expect(text).toMatch(/^FROM node:20-\S+ AS node-image$/m);
+    expect(text).toMatch(/^FROM node-\$\{NODE_FROM\} AS build$/m);
     expect(text).toMatch(/^FROM \$\{BASE_IMAGE\} AS runtime$/m);
     expect(text).toMatch(/apt-get install[^\n]*bubblewrap[^\n]*tini/);
     expect(text).toMatch(/^USER execd$/m);

@@ -42,8 +42,8 @@ export function makeCa(dir: string, name: string): CaFiles {
 }
 
 /**
- * Makes a certificate `name` signed by `ca`: a server one for `ips` (its subjectAltName), or a
- * client one when `ips` is empty.
+ * Makes a certificate `name` signed by `ca`: a server one for `ips` (its subjectAltName: IP
+ * addresses, and DNS names for entries with a letter in them), or a client one when `ips` is empty.
  */
 export function makeCert(dir: string, ca: CaFiles, name: string, ips: string[] = []): CertFiles {
   const cert = join(dir, `${name}.crt`);
@@ -62,7 +62,10 @@ export function makeCert(dir: string, ca: CaFiles, name: string, ips: string[] =
   );
   const lines =
     ips.length > 0
-      ? [`subjectAltName=${ips.map((ip) => `IP:${ip}`).join(',')}`, 'extendedKeyUsage=serverAuth']
+      ? [
+          `subjectAltName=${ips.map((ip) => (/[a-z]/i.test(ip) && !ip.includes(':') ? `DNS:${ip}` : `IP:${ip}`)).join(',')}`,
+          'extendedKeyUsage=serverAuth',
+        ]
       : ['extendedKeyUsage=clientAuth'];
   writeFileSync(ext, `${lines.join('\n')}\n`);
   openssl(

@@ -10,8 +10,9 @@ import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { SessionOpen, TerminalOpen, TerminalRun } from '../../protocol/methods.js';
+import { DaemonStatus, JobKill, SessionOpen, ShellStart, TerminalOpen, TerminalRun } from '../../protocol/methods.js';
 import { startDaemon } from '../helpers/daemon.js';
+import { waitFor } from '../helpers/wait.js';
 
 const UNPRIVILEGED = join(import.meta.dirname, '..', 'helpers', 'unprivileged.sh');
 const UID = 1000;
@@ -146,5 +147,75 @@ describe('sandbox in the unprivileged condition (uid 1000, no capabilities, max_
     });
     expect(off.stdout.text).toBe('refused EACCES\n');
     expect(listener.accepted()).toBe(1);
+  });
+
+  it('the daemon and its spawner are non-dumpable: no command of their uid reads their environ; commands stay dumpable', async () => {
+    if (process.getuid?.() !== 0) throw new Error('this test needs root: it writes the uid/gid maps of the namespace');
+    const base = ownedDir(mkdtempSync(join(tmpdir(), 'execd-unpriv-')));
+    onTestFinished(() => rmSync(base, { recursive: true, force: true }));
+    const workspace = ownedDir(join(base, 'ws'));
+    const daemon = await startDaemon({
+      launcher: ['bash', UNPRIVILEGED],
+      socketPath: join(base, 'run', 'execd.sock'),
+      stateDir: join(base, 'state'),
+    });
+    const client = await daemon.connect();
+    expect(client.info.capabilities.sandbox).toMatchObject({ backend: 'landlock' });
+    await client.call(SessionOpen, {
+      sessionId: 's1',
+      cwd: workspace,
+      sandbox: { mode: 'workspace-write', escalationTargets: ['danger-full-access'] },
+    });
+    // The parent of a command is whoever spawned it: the daemon while no other child of it lives.
+    const look =
+      'id -u; echo "parent $PPID"; tr "\\0" "\\n" < /proc/$PPID/environ | wc -l; head -c 1 /proc/$PPID/mem | wc -c';
+    const readBy = async (mode: 'workspace-write' | 'danger-full-access') => {
+      const result = await client.run({ sessionId: 's1', command: look, sandboxPolicy: { mode } });
+      console.log(
+        `non-dumpable (${mode}): ${JSON.stringify(result.stdout.text)} ${JSON.stringify(result.stderr.text)}`,
+      );
+      return result;
+    };
+    for (const mode of ['workspace-write', 'danger-full-access'] as const) {
+      const result = await readBy(mode);
+      expect(result.stdout.text).toMatch(/^1000\nparent \d+\n0\n0\n$/);
+      expect(result.stderr.text).toMatch(/environ: Permission denied[\s\S]*mem.*Permission denied/);
+    }
+    const daemonPid = Number(/parent (\d+)/.exec((await readBy('danger-full-access')).stdout.text)![1]);
+
+    // A live job sends the next spawns to the spawner process: its environ is as unreachable.
+    const { jobId } = await client.call(ShellStart, { sessionId: 's1', command: 'exec sleep 60' });
+    onTestFinished(() => client.call(JobKill, { sessionId: 's1', jobId }).then(() => {}));
+    const viaSpawner = await waitFor(async () => {
+      const result = await client.run({
+        sessionId: 's1',
+        command: look,
+        sandboxPolicy: { mode: 'danger-full-access' },
+      });
+      return Number(/parent (\d+)/.exec(result.stdout.text)![1]) !== daemonPid ? result : undefined;
+    }, 'a run spawned by the spawner');
+    console.log(
+      `non-dumpable (spawner, danger-full-access): ${JSON.stringify(viaSpawner.stdout.text)} ${JSON.stringify(viaSpawner.stderr.text)}`,
+    );
+    expect(viaSpawner.stdout.text).toMatch(/^1000\nparent \d+\n0\n0\n$/);
+    expect(viaSpawner.stderr.text).toMatch(/environ: Permission denied/);
+    // The daemon (uid 1000) cannot read the spawner's smaps either: the spawner reports its own.
+    const { memory } = await client.call(DaemonStatus, {});
+    console.log(`daemon/status memory: ${JSON.stringify(memory)}`);
+    expect(memory.map((entry) => entry.role)).toEqual(['daemon', 'spawner']);
+    expect(memory.every((entry) => entry.rssBytes > 0)).toBe(true);
+
+    // The flag resets on execve: a command, confined or not, is dumpable, and its own children readable.
+    for (const mode of ['workspace-write', 'danger-full-access'] as const) {
+      const own = await client.run({
+        sessionId: 's1',
+        command: `python3 -c 'import ctypes; print(ctypes.CDLL(None).prctl(3, 0, 0, 0, 0))'; sleep 5 & tr "\\0" "\\n" < /proc/$!/environ | grep -c '^PATH='; kill $!`,
+        sandboxPolicy: { mode },
+      });
+      console.log(
+        `a command's own dumpable flag and its child's environ (${mode}): ${JSON.stringify(own.stdout.text)}`,
+      );
+      expect(own.stdout.text).toBe('1\n1\n');
+    }
   });
 });
