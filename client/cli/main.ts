@@ -62,7 +62,7 @@ const COMMANDS: Record<string, Command> = {
     load: async () => import('./clean.js').then((m) => ({ help: m.CLEAN_HELP, run: m.cleanCommand })),
   },
   term: {
-    summary: 'open, list, send to, read and close terminals (execd term --help)',
+    summary: 'open, list, send to, signal, read and close terminals (execd term --help)',
     load: async () => import('./term.js').then((m) => ({ help: m.TERM_HELP, run: m.termCommand })),
   },
   attach: {
@@ -116,8 +116,8 @@ ${Object.entries(COMMANDS)
   .map(([name, command]) => `  ${name.padEnd(9)}${command.summary}`)
   .join('\n')}
 
-Client commands start a daemon in the background when none is running (except status, stop,
-session and a jobs with nothing to list).
+Client commands start a daemon in the background when none is running (except status, stop and
+session, and jobs when there is nothing to list).
 The daemon is found through --socket/--state-dir, else $EXECD_SOCKET/$EXECD_STATE_DIR, else the
 platform defaults; $EXECD_TOKEN overrides <state-dir>/token. $EXECD_URL (tls://HOST:PORT) reaches
 a daemon elsewhere, with $EXECD_TOKEN, $EXECD_CA, $EXECD_CERT/$EXECD_KEY, $EXECD_KEEPALIVE_MS.

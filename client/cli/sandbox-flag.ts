@@ -4,8 +4,8 @@ import { SANDBOX_MODES, type SandboxPolicy } from '../../protocol/sandbox.js';
 import { usageError } from './errors.js';
 
 /** The help line of `--sandbox`. */
-export const SANDBOX_HELP = `  --sandbox MODE     ${SANDBOX_MODES.join(' | ')}: confine this command (workspace-write may write
-                     only under --workdir); the session's own policy bounds it, so it can only narrow`;
+export const SANDBOX_HELP = `  --sandbox MODE     confine this command: ${SANDBOX_MODES.join(', ')}
+                     (workspace-write: writes only under --workdir); the session's policy bounds it`;
 
 /**
  * The policy `--sandbox MODE` asks for, undefined without the flag. A workspace-write command may
