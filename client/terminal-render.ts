@@ -60,6 +60,21 @@ export function shellExitedLine(facts: ExitFacts): string {
   return '[shell exited]';
 }
 
+/**
+ * The line of the first result from a fresh shell that replaced one which ended between calls (a
+ * daemon restart, an idle close): without it the model would take `Z=` for its own export's value.
+ */
+export function shellReplacedLine(facts: ExitFacts): string {
+  const why =
+    facts.detail ??
+    (facts.signal
+      ? `killed by signal ${facts.signal}`
+      : facts.exitCode !== null
+        ? `exit code ${facts.exitCode}`
+        : 'it ended');
+  return `[new shell: the previous persistent bash ended (${why}); its working directory, exports and functions were lost]`;
+}
+
 /** How one persistent `bash` call ended. */
 export type PersistentOutcome =
   | { state: 'completed'; exitCode: number | null }
@@ -76,6 +91,8 @@ export interface PersistentRenderInput {
   /** The file holding the whole output, when it was cut. */
   spillPath?: string;
   outcome: PersistentOutcome;
+  /** A line after the output, before the outcome's lines (the shell was replaced, see `shellReplacedLine`). */
+  notice?: string;
 }
 
 /** The output, its truncation line, or `(no output)`. */
@@ -87,7 +104,8 @@ function body(output: string, truncated: boolean, spillPath: string | undefined)
 
 /** Renders one persistent `bash` call as the model reads it. */
 export function renderPersistentResult(input: PersistentRenderInput): string {
-  const text = body(input.output, input.truncated, input.spillPath);
+  const output = body(input.output, input.truncated, input.spillPath);
+  const text = input.notice === undefined ? output : appendLine(output, input.notice);
   const outcome = input.outcome;
   switch (outcome.state) {
     case 'completed':

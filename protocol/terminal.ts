@@ -31,6 +31,7 @@ export interface TerminalSnapshot {
   ownerSession: string;
   /** The program the terminal runs, as spawned (before any sandbox wrapping). */
   argv: string[];
+  /** The program's current directory while it runs (Linux: after the shell's `cd`), else the one it started in. */
   cwd: string;
   /** The pid of the terminal's program (the shell); 0 when it never started. */
   pid: number;

@@ -1,10 +1,11 @@
 /** `execd config get [KEY]` and `execd config set KEY=VALUE...`: the daemon's live configuration. */
 import { configSchema, type Config } from '../../protocol/config.js';
 import { ConfigGet, ConfigSet } from '../../protocol/methods.js';
+import { ExecdRpcError } from '../connection.js';
 import { ADMIN_OPTIONS, withClient } from './autostart.js';
 import { commandHelp, endpointOf, ENDPOINT_OPTIONS, parseCommand, type CommandRunner } from './args.js';
 import { parseConfigPairs } from './config-pairs.js';
-import { usageError } from './errors.js';
+import { CliError, usageError } from './errors.js';
 import { formatTable } from '../table.js';
 
 /** Help text of `execd config`. */
@@ -67,7 +68,12 @@ export const configCommand: CommandRunner = async (argv, globals) => {
       endpoint,
       (client) => client.call(ConfigSet, { patch, persist: values.persist }),
       ADMIN_OPTIONS,
-    );
+    ).catch((error: unknown) => {
+      // The daemon names the field inside config/set's `patch` param; on the command line it is the KEY.
+      if (error instanceof ExecdRpcError && error.message.startsWith('patch.'))
+        throw new CliError(`execd config: ${error.message.slice('patch.'.length)}`);
+      throw error;
+    });
     process.stdout.write(formatConfig(config, Object.keys(patch) as Array<keyof Config>));
     return 0;
   }

@@ -45,6 +45,10 @@ const COMMANDS: Record<string, Command> = {
     summary: 'wait until a job ends; exit with its code',
     load: async () => import('./wait.js').then((m) => ({ help: m.WAIT_HELP, run: m.waitCommand })),
   },
+  write: {
+    summary: "write to a job's stdin (execd start --keep-stdin)",
+    load: async () => import('./write.js').then((m) => ({ help: m.WRITE_HELP, run: m.writeCommand })),
+  },
   kill: {
     summary: "kill a job's process tree",
     load: async () => import('./kill.js').then((m) => ({ help: m.KILL_HELP, run: m.killCommand })),
@@ -58,7 +62,7 @@ const COMMANDS: Record<string, Command> = {
     load: async () => import('./clean.js').then((m) => ({ help: m.CLEAN_HELP, run: m.cleanCommand })),
   },
   term: {
-    summary: 'open, list, send to, read and close terminals (execd term --help)',
+    summary: 'open, list, send to, signal, read and close terminals (execd term --help)',
     load: async () => import('./term.js').then((m) => ({ help: m.TERM_HELP, run: m.termCommand })),
   },
   attach: {
@@ -76,6 +80,11 @@ const COMMANDS: Record<string, Command> = {
   cat: {
     summary: "print a file on the daemon's side",
     load: async () => import('./files.js').then((m) => ({ help: m.CAT_HELP, run: m.catCommand })),
+  },
+  session: {
+    summary: "list the daemon's sessions, or close one (kills its jobs and terminals)",
+    load: async () =>
+      import('./session-command.js').then((m) => ({ help: m.SESSION_COMMAND_HELP, run: m.sessionCommand })),
   },
   status: {
     summary: "show the daemon's state",
@@ -107,7 +116,8 @@ ${Object.entries(COMMANDS)
   .map(([name, command]) => `  ${name.padEnd(9)}${command.summary}`)
   .join('\n')}
 
-Client commands start a daemon in the background when none is running (except status and stop).
+Client commands start a daemon in the background when none is running (except status, stop and
+session, and jobs when there is nothing to list).
 The daemon is found through --socket/--state-dir, else $EXECD_SOCKET/$EXECD_STATE_DIR, else the
 platform defaults; $EXECD_TOKEN overrides <state-dir>/token. $EXECD_URL (tls://HOST:PORT) reaches
 a daemon elsewhere, with $EXECD_TOKEN, $EXECD_CA, $EXECD_CERT/$EXECD_KEY, $EXECD_KEEPALIVE_MS.

@@ -18,11 +18,12 @@ import { ENV_HELP, parseEnvPairs } from './env-pairs.js';
 import { EXIT_EXECD_ERROR, usageError } from './errors.js';
 import { EXIT_TIMEOUT, signalExitCode } from './exit-codes.js';
 import { stdinIsTerminal } from './piped-stdin.js';
+import { SANDBOX_HELP, sandboxPolicyOf } from './sandbox-flag.js';
 import { openSession, SESSION_HELP, SESSION_OPTION } from './session.js';
 
 /** Help text of `execd run`. */
 export const RUN_HELP = `usage: execd run [--session ID] [--workdir DIR] [--timeout MS] [--env NAME=VALUE]... [--no-stdin]
-                 [--json | --render] -- COMMAND...
+                 [--sandbox MODE] [--json | --render] -- COMMAND...
 
 Runs COMMAND with bash -c in the daemon (starting the daemon if none runs). Output streams live,
 byte for byte (execd run -- 'gzip -c FILE' | gunzip); at the end the lines the model's view adds
@@ -37,6 +38,7 @@ ${SESSION_HELP}
   --workdir DIR      working directory (default: the current directory)
   --timeout MS       timeout in milliseconds, a positive number (default: the daemon's timeoutMs)
 ${ENV_HELP}
+${SANDBOX_HELP}
   --no-stdin         do not read stdin even when it is a pipe (the command gets an empty stdin)
   --json             print the ShellRunResult as JSON instead of streaming
   --render           print exactly the text the model would read, once, at the end
@@ -110,6 +112,7 @@ export const runCommand: CommandRunner = async (argv, globals) => {
       workdir: { type: 'string' },
       timeout: { type: 'string' },
       env: { type: 'string', multiple: true, default: [] },
+      sandbox: { type: 'string' },
       'no-stdin': { type: 'boolean', default: false },
       json: { type: 'boolean', default: false },
       render: { type: 'boolean', default: false },
@@ -121,6 +124,8 @@ export const runCommand: CommandRunner = async (argv, globals) => {
   if (values.json && values.render) throw usageError('run', '--json and --render exclude each other');
   const timeoutMs = parseMs('run', '--timeout', values.timeout);
   const env = parseEnvPairs(values.env, 'run');
+  const workdir = values.workdir ?? process.cwd();
+  const sandboxPolicy = sandboxPolicyOf(values.sandbox, workdir, 'run');
   const client = await connectOrStart(endpointOf(values, globals));
   try {
     const input = values['no-stdin'] || stdinIsTerminal() ? undefined : process.stdin;
@@ -130,7 +135,7 @@ export const runCommand: CommandRunner = async (argv, globals) => {
     process.once('SIGINT', () => controller.abort());
     const streaming = !values.json && !values.render;
     const running = client.run(
-      { sessionId: values.session, command, workdir: values.workdir ?? process.cwd(), timeoutMs, env },
+      { sessionId: values.session, command, workdir, timeoutMs, env, sandboxPolicy },
       {
         signal: controller.signal,
         input,

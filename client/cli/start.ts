@@ -4,21 +4,27 @@ import { commandHelp, endpointOf, ENDPOINT_OPTIONS, parseCommand, type CommandRu
 import { commandFromWords, commandWordsHelp } from './command-words.js';
 import { ENV_HELP, parseEnvPairs } from './env-pairs.js';
 import { CliError, usageError } from './errors.js';
+import { SANDBOX_HELP, sandboxPolicyOf } from './sandbox-flag.js';
 import { inSession, SESSION_HELP, SESSION_OPTION } from './session.js';
 
 /** Help text of `execd start`. */
 export const START_HELP = commandHelp({
-  usage: 'start [--session ID] [--workdir DIR] [--env NAME=VALUE]... [--json] -- COMMAND...',
+  usage:
+    'start [--session ID] [--workdir DIR] [--env NAME=VALUE]... [--sandbox MODE] [--keep-stdin] [--json]\n' +
+    '                   -- COMMAND...',
   about: `Starts COMMAND with bash -c as a background job of the session and prints its id at once.
 A job has no timeout: it runs until it ends, 'execd kill', its session closes or the daemon stops.
 A job that failed at once (a missing --workdir, a sandbox that cannot run) still prints its id, then
-the reason on stderr, and exits 125. The job's stdin is empty.
+the reason on stderr, and exits 125. The job's stdin is empty, or with --keep-stdin open for
+'execd write JOB TEXT' until 'execd write JOB --eof'.
 
 ${commandWordsHelp('start')}`,
   options: [
     SESSION_HELP,
     '  --workdir DIR      working directory (default: the current directory)',
     ENV_HELP,
+    SANDBOX_HELP,
+    "  --keep-stdin       keep the job's stdin open for 'execd write' (else it is empty)",
     '  --json             print { jobId, pid, startedAt } as JSON',
   ],
   examples: ["JOB=$(execd start -- 'for i in 1 2 3; do echo $i; sleep 1; done'); execd read --follow $JOB"],
@@ -36,6 +42,8 @@ export const startCommand: CommandRunner = async (argv, globals) => {
       ...SESSION_OPTION,
       workdir: { type: 'string' },
       env: { type: 'string', multiple: true, default: [] },
+      sandbox: { type: 'string' },
+      'keep-stdin': { type: 'boolean', default: false },
       json: { type: 'boolean', default: false },
     },
     allowPositionals: true,
@@ -44,13 +52,15 @@ export const startCommand: CommandRunner = async (argv, globals) => {
   if (positionals.length === 0) throw usageError('start', 'missing COMMAND (usage: execd start -- COMMAND...)');
   const env = parseEnvPairs(values.env, 'start');
   const sessionId = values.session;
+  const workdir = values.workdir ?? process.cwd();
+  const sandboxPolicy = sandboxPolicyOf(values.sandbox, workdir, 'start');
+  const keepStdinOpen = values['keep-stdin'] || undefined;
   const { started, failed } = await inSession(
     endpointOf(values, globals),
     sessionId,
     async (client) => {
       const command = commandFromWords(positionals, client.info.capabilities.shell);
-      const workdir = values.workdir ?? process.cwd();
-      const started = await client.call(ShellStart, { sessionId, command, workdir, env });
+      const started = await client.call(ShellStart, { sessionId, command, workdir, env, sandboxPolicy, keepStdinOpen });
       // A job whose process never started (pid 0) has settled `failed`; its detail says why.
       if (started.pid !== 0) return { started, failed: undefined };
       const job = await client.call(JobWait, { sessionId, jobId: started.jobId, timeoutMs: FAILED_SNAPSHOT_WAIT_MS });

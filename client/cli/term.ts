@@ -22,6 +22,18 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
     summary: "print a terminal's output, or its screen (--screen)",
     load: async () => import('./term-read.js').then((m) => ({ help: m.TERM_READ_HELP, run: m.termReadCommand })),
   },
+  write: {
+    summary: 'write raw keystrokes (no Enter, no wait)',
+    load: async () => import('./term-write.js').then((m) => ({ help: m.TERM_WRITE_HELP, run: m.termWriteCommand })),
+  },
+  signal: {
+    summary: 'signal the foreground program (INT, QUIT, TSTP, TERM, KILL)',
+    load: async () => import('./term-signal.js').then((m) => ({ help: m.TERM_SIGNAL_HELP, run: m.termSignalCommand })),
+  },
+  resize: {
+    summary: "set a terminal's window size (COLS ROWS)",
+    load: async () => import('./term-resize.js').then((m) => ({ help: m.TERM_RESIZE_HELP, run: m.termResizeCommand })),
+  },
   close: {
     summary: 'close a terminal and kill everything on it',
     load: async () => import('./term-close.js').then((m) => ({ help: m.TERM_CLOSE_HELP, run: m.termCloseCommand })),
@@ -46,7 +58,7 @@ ${Object.entries(SUBCOMMANDS)
 /** Runs `execd term <subcommand>`. */
 export const termCommand: CommandRunner = async (argv, globals) => {
   const [name, ...rest] = argv;
-  if (name === undefined) throw usageError('term', 'missing subcommand (open, list, send, read, close)');
+  if (name === undefined) throw usageError('term', `missing subcommand (${Object.keys(SUBCOMMANDS).join(', ')})`);
   if (!Object.hasOwn(SUBCOMMANDS, name)) throw usageError('term', `unknown subcommand '${name}'`);
   const subcommand = await SUBCOMMANDS[name]!.load();
   const end = rest.indexOf('--');

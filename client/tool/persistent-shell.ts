@@ -4,6 +4,9 @@
  * input, or went silent), the call's command is typed into it with `terminal/send` and the result
  * covers what it printed since. Once the shell is gone (exit, kill, a timeout it did not survive),
  * the result says so with the reset line and the next call opens a fresh shell in the workspace.
+ * A shell that ended between calls without the model being told (the daemon restarted under a
+ * reconnecting client, a restarted harness finds only its ended shell) is replaced the same way, and
+ * the fresh shell's first result says in one line that the earlier state was lost.
  */
 import {
   ConfigGet,
@@ -17,7 +20,13 @@ import {
 } from '../../protocol/methods.js';
 import type { TerminalRunResult, TerminalSendResult, TerminalSnapshot } from '../../protocol/terminal.js';
 import type { ExecdClient } from '../connection.js';
-import { plainTerminalText, renderPersistentResult, type PersistentOutcome } from '../terminal-render.js';
+import {
+  plainTerminalText,
+  renderPersistentResult,
+  shellReplacedLine,
+  type ExitFacts,
+  type PersistentOutcome,
+} from '../terminal-render.js';
 import { jsonSchemaOf } from './args.js';
 import { persistentDescription } from './terminal-description.js';
 import { persistentArgsSchema, validatePersistentArgs, type PersistentArgs } from './terminal-args.js';
@@ -80,6 +89,18 @@ export function createPersistentShellTool(options: PersistentShellOptions): Pers
   // Calls are serialised: the shell runs one command at a time, and a concurrent call would only
   // meet TERMINAL_BUSY.
   let queue: Promise<unknown> = Promise.resolve();
+  // How the shell the model last used ended, when the next result comes from a fresh one it was not told of.
+  let replaced: ExitFacts | undefined;
+  // The daemon the shell lives in: a reconnecting client may come back to a restarted one, whose
+  // terminals all ended.
+  let daemonStartedAt = client.info.daemon.startedAt;
+
+  /** The replaced-shell line for the next result, once. */
+  function takeNotice(): string | undefined {
+    const notice = replaced && shellReplacedLine(replaced);
+    replaced = undefined;
+    return notice;
+  }
 
   /** The daemon's effective timeout of a call and its grace, read only when a timeout needs rendering. */
   async function effectiveTimeouts(requested: number | undefined): Promise<{ timeoutMs: number; graceMs: number }> {
@@ -128,6 +149,7 @@ export function createPersistentShellTool(options: PersistentShellOptions): Pers
       truncated: result.truncated,
       spillPath: result.outputSpillPath,
       outcome,
+      notice: takeNotice(),
     });
     return { text, isError: false, details: { kind: 'run' as const, terminalId, result } };
   }
@@ -210,20 +232,30 @@ export function createPersistentShellTool(options: PersistentShellOptions): Pers
     }
     state = nextState(terminalId, outcome, result.cursor);
     const output = plainTerminalText(result.output);
-    const text = renderPersistentResult({ output, truncated: result.truncated, outcome });
+    const text = renderPersistentResult({ output, truncated: result.truncated, outcome, notice: takeNotice() });
     return { text, isError: false, details: { kind: 'typed' as const, terminalId, result, interrupted } };
   }
 
-  /** A running persistent shell this session already has (the harness restarted), if any. */
+  /**
+   * A running persistent shell this session already has (the harness restarted), if any; else how
+   * the newest ended one ended (a daemon restart ends them all), which the fresh shell will say.
+   */
   async function findEarlierShell(signal: AbortSignal | undefined): Promise<string | undefined> {
     const list = await client.call(TerminalList, { sessionId: session.id }, { signal });
-    return list.find((item) => item.name === PERSISTENT_SHELL_NAME && item.status === 'running' && !item.busy)?.id;
+    const shells = list.filter((item) => item.name === PERSISTENT_SHELL_NAME);
+    const running = shells.find((item) => item.status === 'running' && !item.busy);
+    const ended = shells.filter((item) => item.status === 'exited').at(-1);
+    if (!running && ended) replaced = exitFacts(ended);
+    return running?.id;
   }
 
-  /** After an aborted call: whether a command still holds the terminal. */
+  /** After an aborted call or a daemon restart: whether the shell is still there and a command holds it. */
   async function settleUnknown(terminalId: string, signal: AbortSignal | undefined): Promise<ShellState> {
     const terminal = await snapshotOf(terminalId, signal);
-    if (!terminal || terminal.status === 'exited') return { phase: 'none' };
+    if (!terminal || terminal.status === 'exited') {
+      replaced = terminal ? exitFacts(terminal) : { exitCode: null, signal: null, detail: 'no longer in the daemon' };
+      return { phase: 'none' };
+    }
     return terminal.foreground
       ? { phase: 'running', terminalId, cursor: terminal.outputBytes }
       : { phase: 'ready', terminalId };
@@ -253,6 +285,10 @@ export function createPersistentShellTool(options: PersistentShellOptions): Pers
     const args = validated.args;
     let terminalId: string | undefined;
     try {
+      if (client.info.daemon.startedAt !== daemonStartedAt) {
+        daemonStartedAt = client.info.daemon.startedAt;
+        if (state.phase !== 'none') state = { phase: 'unknown', terminalId: state.terminalId };
+      }
       if (!adopted) {
         adopted = true;
         const earlier = await findEarlierShell(signal);
@@ -296,7 +332,12 @@ export function createPersistentShellTool(options: PersistentShellOptions): Pers
   };
 }
 
+/** How a terminal's program ended, from its snapshot. */
+function exitFacts(terminal: TerminalSnapshot): ExitFacts {
+  return { exitCode: terminal.exitCode, signal: terminal.signal, detail: terminal.detail };
+}
+
 /** The `exited` outcome from the snapshot of a terminal whose program ended. */
 function exitedOutcome(terminal: TerminalSnapshot): PersistentOutcome {
-  return { state: 'exited', exitCode: terminal.exitCode, signal: terminal.signal, detail: terminal.detail };
+  return { state: 'exited', ...exitFacts(terminal) };
 }

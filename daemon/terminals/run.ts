@@ -34,7 +34,9 @@ export async function runInTerminal(
   request: { command: string; timeoutMs?: number; idleMs?: number },
   ctx: RunContext,
 ): Promise<TerminalRunResult | ExecdError> {
-  if (!terminal.isShell) {
+  // An ended terminal answers `exited` whatever it ran: one restored from a previous daemon's
+  // journal has no marker secret left by which to tell it was a shell.
+  if (!terminal.isShell && terminal.running) {
     return new ExecdError(
       'INVALID_PARAMS',
       `terminalId ${terminal.id} runs its own argv, not a shell: use terminal/send`,

@@ -15,7 +15,7 @@ import { nonBlockingMaster, type Pty } from './pty.js';
 import { SCREEN_BACKLOG_BYTES } from './screen.js';
 import { RemoteScreen } from './screen-host.js';
 import { Scrollback } from './scrollback.js';
-import { readTtyStat } from './tty-proc.js';
+import { readProcCwd, readTtyStat } from './tty-proc.js';
 
 /** Most output held back as the echo of a run line; past it the hold ends and the bytes are output as they are. */
 const ECHO_HOLD_BYTES = 256 * 1024;
@@ -368,7 +368,8 @@ export class Terminal {
       ...(this.setup.name === undefined ? {} : { name: this.setup.name }),
       ownerSession: this.setup.ownerSession,
       argv: this.setup.argv,
-      cwd: this.setup.cwd,
+      // Where the program is now (a shell's `cd`), else where it started.
+      cwd: (this.running && this.pid > 0 ? readProcCwd(own) : undefined) ?? this.setup.cwd,
       pid: this.pid,
       cols: this.cols,
       rows: this.rows,

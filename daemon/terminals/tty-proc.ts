@@ -3,7 +3,7 @@
  * processes of its session, and their descendants. Reads only; undefined or empty when /proc
  * cannot tell (another platform, a process gone meanwhile).
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 
 /** The fields of `/proc/<pid>/stat` a terminal needs. */
 export interface TtyStat {
@@ -18,6 +18,17 @@ export interface TtyStat {
   tpgid: number;
   startTime: number;
   comm: string;
+}
+
+/** The current directory of `pid` (after its `cd`s); undefined when /proc cannot tell. */
+export function readProcCwd(pid: number): string | undefined {
+  try {
+    const cwd = readlinkSync(`/proc/${pid}/cwd`);
+    // A removed directory reads `/path (deleted)`; outside the reader's root it does not start with /.
+    return cwd.startsWith('/') && !cwd.endsWith(' (deleted)') ? cwd : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Parses `/proc/<pid>/stat` (or `/proc/<pid>/task/<tid>/stat`); undefined when it is gone. */

@@ -6,6 +6,7 @@ import {
   renderPersistentResult,
   renderTerminalRead,
   renderTerminalSend,
+  shellReplacedLine,
   terminalExitedLine,
   terminalStateLine,
   type PersistentRenderInput,
@@ -49,6 +50,18 @@ describe('persistent bash rendering', () => {
     const text = persistent('[exit code: 7]', { state: 'completed', exitCode: 0 });
     expect(text).toBe('[exit code: 7]\n[exit code: 0]');
     expect(parseExitStatus(text)).toEqual({ body: '[exit code: 7]', exitCode: 0 });
+  });
+
+  it('puts the replaced-shell line after the output and before the exit marker, naming why', () => {
+    const notice = shellReplacedLine({ exitCode: null, signal: 'SIGHUP', detail: 'daemon shut down' });
+    expect(notice).toBe(
+      '[new shell: the previous persistent bash ended (daemon shut down); its working directory, exports and functions were lost]',
+    );
+    const text = persistent('Z=\n', { state: 'completed', exitCode: 1 }, { notice });
+    expect(text).toBe(`Z=\n${notice}\n[exit code: 1]`);
+    expect(parseExitStatus(text)).toEqual({ body: `Z=\n${notice}`, exitCode: 1 });
+    expect(shellReplacedLine({ exitCode: 3, signal: null })).toContain('(exit code 3)');
+    expect(shellReplacedLine({ exitCode: null, signal: 'SIGKILL' })).toContain('(killed by signal SIGKILL)');
   });
 
   it('names the spill file after truncated output', () => {
