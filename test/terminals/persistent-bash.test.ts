@@ -11,10 +11,10 @@ import { waitFor } from '../helpers/wait.js';
 
 const IDLE_MS = 800;
 
-async function persistentBash(daemon: TestDaemon, sessionId = 'agent', cwd = join(daemon.dir, 'ws')) {
+async function persistentBash(daemon: TestDaemon, sessionId = 'agent', cwd = join(daemon.dir, 'ws'), idleMs = IDLE_MS) {
   mkdirSync(cwd, { recursive: true });
   const client = await daemon.connect();
-  const tools = await createShellTools({ client, session: { id: sessionId, cwd }, persistent: true, idleMs: IDLE_MS });
+  const tools = await createShellTools({ client, session: { id: sessionId, cwd }, persistent: true, idleMs });
   const shell = tools.shell as PersistentShellTool;
   const bash = (command: string, timeoutMs?: number) =>
     shell.execute({ command, description: 'A step of the test', ...(timeoutMs ? { timeoutMs } : {}) });
@@ -78,7 +78,9 @@ describe('the persistent bash through a real daemon', { timeout: 60_000 }, () =>
 
   it('answers a python input() the same way', async () => {
     const daemon = await startDaemon();
-    const { bash } = await persistentBash(daemon);
+    // The answer comes when python blocks reading the terminal; a loaded machine may take longer
+    // than IDLE_MS to start python, so the idle window here is wider than that.
+    const { bash } = await persistentBash(daemon, 'agent', join(daemon.dir, 'ws'), 10_000);
     const waiting = await bash(`python3 -c 'print(input()[::-1])'`);
     expect(waiting.text.endsWith(WAITING_FOR_INPUT_LINE)).toBe(true);
     expect((await bash('abc')).text).toContain('cba');
