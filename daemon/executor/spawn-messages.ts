@@ -17,6 +17,14 @@ export interface SpawnOrder {
   /** Capture files the child writes a stream into; a pipe relayed back for a stream without one. */
   files: Partial<Record<PipeName, CaptureTarget>>;
   detached: boolean;
+  /** The cgroup the child is born in (its unit's, see process-scopes.ts). */
+  cgroup?: CgroupTarget;
+}
+
+/** The cgroup a child is spawned into: the unit's `cgroup.procs`, and the spawner's own to return to. */
+export interface CgroupTarget {
+  enter: string;
+  leave: string;
 }
 
 /** Which piped stream a message is about. */
