@@ -25,6 +25,17 @@ import { HAS_PROC, readProcStat } from '../shared/proc.js';
 import type { EnvMap } from './env.js';
 import type { CgroupTarget } from './executor/spawn-messages.js';
 
+/** How `ProcessScopes.kill` treats a scope. */
+export interface KillOptions {
+  /** Processes another kill is ending at the same time. */
+  spare?: (member: { pgrp: number; sid: number }) => boolean;
+  /** The first signals (default SIGTERM, then SIGCONT so that a stopped process acts on it). */
+  signals?: readonly NodeJS.Signals[];
+}
+
+/** The first signals of an escaped process. */
+const DEFAULT_SIGNALS: readonly NodeJS.Signals[] = ['SIGTERM', 'SIGCONT'];
+
 /** How the processes of a unit are found. */
 export type ScopeMode = 'cgroup' | 'environ' | 'none';
 
@@ -251,27 +262,27 @@ export class ProcessScopes {
   }
 
   /**
-   * Kills the processes of a scope (a session's, a unit's; every session's with no id): SIGHUP,
-   * SIGTERM and SIGCONT to each, SIGKILL after `graceMs` to whatever is left, and resolves once
-   * none is left (or after 5 s more). `spare` marks processes another kill is ending at the same
-   * time (the unit's own process group): they are not signalled before the SIGKILL. Returns how
-   * many processes were found.
+   * Kills the escaped processes of a scope (a session's, a unit's; every session's with no id):
+   * `signals` (SIGTERM and SIGCONT) to each, SIGKILL after `graceMs` to whatever is left in the
+   * scope, and resolves once none is left (or after 5 s more). `spare` marks the processes another
+   * kill is ending with the same grace (the unit's own process group, the terminal's session): they
+   * get no signal of ours before the SIGKILL, and a scope with nothing else in it is left to that
+   * kill alone (a sandbox runner's own exit report depends on which signal reaches it). Returns how
+   * many escaped processes were found.
    */
   async kill(
     sessionId: string | undefined,
     unit: string | undefined,
     graceMs: number,
-    spare: (member: { pgrp: number; sid: number }) => boolean = () => false,
+    options: KillOptions = {},
   ): Promise<number> {
-    const first = this.members(sessionId, unit);
-    if (first.length === 0) return 0;
-    const escaped = first.filter((member) => !spare(member));
-    for (const name of ['SIGHUP', 'SIGTERM', 'SIGCONT'] as const) for (const member of escaped) signal(member, name);
+    const spare = options.spare ?? (() => false);
+    const escaped = this.members(sessionId, unit).filter((member) => !spare(member));
+    if (escaped.length === 0) return 0;
+    for (const name of options.signals ?? DEFAULT_SIGNALS) for (const member of escaped) signal(member, name);
+    // Until the scope is empty (the spared too: their kill has the same grace) or the grace is over.
     const until = Date.now() + graceMs;
-    while (Date.now() < until) {
-      if (!this.members(sessionId, unit).some((member) => !spare(member))) break;
-      await delay(POLL_MS);
-    }
+    while (Date.now() < until && this.members(sessionId, unit).length > 0) await delay(POLL_MS);
     const settle = Date.now() + SIGKILL_SETTLE_MS;
     for (;;) {
       const left = this.members(sessionId, unit);
@@ -280,7 +291,7 @@ export class ProcessScopes {
       await delay(POLL_MS);
     }
     this.lastCount = undefined;
-    return first.length;
+    return escaped.length;
   }
 
   /**

@@ -144,7 +144,8 @@ export async function runForeground(spec: ExecSpec, ctx: RunContext): Promise<Sh
   const killed = deadline.fired.then(async () => {
     await Promise.all([
       terminateGroup(pid, config.graceMs, confinement?.terminate),
-      unit !== undefined && scopes.kill(ctx.sessionId, unit, config.graceMs, (member) => member.pgrp === pid),
+      unit !== undefined &&
+        scopes.kill(ctx.sessionId, unit, config.graceMs, { spare: (member) => member.pgrp === pid }),
     ]);
   });
 

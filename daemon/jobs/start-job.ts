@@ -204,7 +204,9 @@ async function watchJob(
   const sessionId = job.identity.ownerSession;
   // What of the job left its group (`setsid`, a double fork): killed with it, by its unit.
   const killEscaped = (graceMs: number) =>
-    unit === undefined ? Promise.resolve(0) : scopes.kill(sessionId, unit, graceMs, (member) => member.pgrp === pid);
+    unit === undefined
+      ? Promise.resolve(0)
+      : scopes.kill(sessionId, unit, graceMs, { spare: (member) => member.pgrp === pid });
   job.killTree = (graceMs) => {
     killing ??= Promise.all([terminateGroup(pid, graceMs, plan.terminate), killEscaped(graceMs)]).then(() => {});
     noteKill();

@@ -170,7 +170,11 @@ export class TerminalTable {
   private async killEscaped(terminal: Terminal): Promise<void> {
     const { scopes } = this.deps.processes;
     await scopes
-      .kill(terminal.setup.ownerSession, terminal.id, this.deps.graceMs(), (member) => member.sid === terminal.pid)
+      .kill(terminal.setup.ownerSession, terminal.id, this.deps.graceMs(), {
+        spare: (member) => member.sid === terminal.pid,
+        // What closing a terminal window sends (see kill-terminal.ts).
+        signals: ['SIGHUP', 'SIGTERM', 'SIGCONT'],
+      })
       .catch(() => 0);
   }
 
