@@ -3,7 +3,8 @@
  * re-parented to init) leaves the process group the daemon kills. Each is found by its unit's
  * cgroup (or, without one, by the marker in its environment) and dies with its session, its job's
  * kill, its run's timeout or its terminal's close; it counts against `maxProcesses`; another
- * session's processes are untouched.
+ * session's processes are untouched. The first tests run in the mode the machine allows (a cgroup
+ * where the test's daemon can write one, else the marker) and print it; the marker tests force it.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -73,6 +74,14 @@ function scopeMode(daemon: TestDaemon): string {
   return /"processScope":"(\w+)"/.exec(daemon.stderr())?.[1] ?? 'unknown';
 }
 
+/**
+ * Waits until `daemon/status` counts `n` process groups (without a cgroup the count behind it is
+ * reused for up to a second).
+ */
+async function countIs(client: ExecdClient, n: number): Promise<void> {
+  await waitFor(async () => (await client.call(DaemonStatus, {})).processes === n, `${n} process groups counted`);
+}
+
 async function escapedRun(client: ExecdClient, sessionId: string, dir: string, name: string, inner?: string) {
   const file = join(dir, name);
   const result = await client.call(ShellRun, { sessionId, command: escapeLine(file, inner), timeoutMs: 10_000 });
@@ -94,10 +103,10 @@ describe('processes that leave their group', () => {
     // Left its group and its session: the run's group kill would never reach it.
     const stat = readProcStat(pidA)!;
     expect(stat.session).toBe(pidA);
-    expect((await a.call(DaemonStatus, {})).processes).toBe(2);
+    await countIs(a, 2);
     const pidA2 = await escapedRun(a, 'a', dir, 'a2.pid');
     // Three escaped groups now: the limit refuses a fourth process.
-    expect((await a.call(DaemonStatus, {})).processes).toBe(3);
+    await countIs(a, 3);
     const refused = await rejection(a.call(ShellRun, { sessionId: 'a', command: 'true' }));
     expect(refused.errorName).toBe('LIMIT_EXCEEDED');
     expect(refused.message).toContain('maxProcesses');
@@ -107,7 +116,7 @@ describe('processes that leave their group', () => {
     const ms = await goneWithin(pidA, started);
     await goneWithin(pidA2, started);
     expect(pidAlive(pidB)).toBe(true);
-    expect((await b.call(DaemonStatus, {})).processes).toBe(1);
+    await countIs(b, 1);
     console.log(
       `[${mode}] setsid sleep of a run: gone ${ms} ms after session/close was sent (graceMs ${GRACE_MS}); ` +
         `3 escaped groups counted, the 4th spawn refused; session b's escaped pid ${pidB} untouched`,
@@ -165,7 +174,7 @@ describe('processes that leave their group', () => {
     const settled = await client.call(ShellStart, { sessionId: 's', command: escapeLine(join(dir, 'done.pid')) });
     await waitFor(() => readFileSafe(join(dir, 'done.pid')) !== '', 'the settled job to start its escape');
     const left = pidFrom(join(dir, 'done.pid'));
-    await waitFor(async () => (await client.call(DaemonStatus, {})).processes === 2, 'the job to settle');
+    await countIs(client, 2);
     started = Date.now();
     expect((await client.call(JobKill, { sessionId: 's', jobId: settled.jobId })).killed).toBe(true);
     const settledMs = Date.now() - started;
@@ -250,6 +259,36 @@ describe('without a cgroup: the environment marker', () => {
     expect(pidAlive(cleared)).toBe(true);
     console.log(
       `[environ] marked setsid sleep counted within ${countMs} ms, gone ${ms} ms after session/close; one that ran \`exec env -i\` survives (pid ${cleared}), as documented`,
+    );
+  });
+
+  it('finds the escaped processes of a job at job/kill and of a terminal at its close by their marker', async () => {
+    const daemon = await startDaemon({ config: { graceMs: GRACE_MS }, env: { EXECD_PROCESS_SCOPE: 'environ' } });
+    const dir = scratch();
+    const client = await daemon.session('s');
+    const session = await escapedRun(client, 's', dir, 'session.pid');
+    const job = await client.call(ShellStart, {
+      sessionId: 's',
+      command: `${escapeLine(join(dir, 'job.pid'))}; sleep 300`,
+    });
+    await waitFor(() => readFileSafe(join(dir, 'job.pid')) !== '', 'the job to start its escape');
+    const jobPid = pidFrom(join(dir, 'job.pid'));
+    let started = Date.now();
+    expect((await client.call(JobKill, { sessionId: 's', jobId: job.jobId })).killed).toBe(true);
+    const jobMs = Date.now() - started;
+    expect(pidAlive(jobPid)).toBe(false);
+    const opened = await client.call(TerminalOpen, { sessionId: 's' });
+    const file = join(dir, 'terminal.pid');
+    await client.call(TerminalRun, { sessionId: 's', terminalId: opened.terminal.id, command: escapeLine(file) });
+    const terminalPid = pidFrom(file);
+    started = Date.now();
+    await client.call(TerminalClose, { sessionId: 's', terminalId: opened.terminal.id });
+    const terminalMs = Date.now() - started;
+    expect(pidAlive(terminalPid)).toBe(false);
+    // Neither unit's kill touched the run's escaped process: it is the session's.
+    expect(pidAlive(session)).toBe(true);
+    console.log(
+      `[environ] job/kill with an escaped sleep answered in ${jobMs} ms, terminal/close in ${terminalMs} ms, both gone; the run's kept`,
     );
   });
 
