@@ -63,7 +63,7 @@ const SIGKILL_SETTLE_MS = 5_000;
 const COUNT_TTL_MS: Record<ScopeMode, number> = { cgroup: 250, environ: 1_000, none: 0 };
 
 /** The cgroup a process is in, for one hierarchy: its directory, when it is mounted here. */
-interface CgroupHome {
+export interface CgroupHome {
   dir: string;
   /** `cgroup2`, or the v1 controller. */
   kind: string;
@@ -74,14 +74,20 @@ interface CgroupHome {
  * `freezer` hierarchies (those that neither a systemd nor a resource limit depends on).
  */
 function cgroupHomes(): CgroupHome[] {
-  let own: string;
-  let mountinfo: string;
   try {
-    own = readFileSync('/proc/self/cgroup', 'utf8');
-    mountinfo = readFileSync('/proc/self/mountinfo', 'utf8');
+    return parseCgroupHomes(readFileSync('/proc/self/cgroup', 'utf8'), readFileSync('/proc/self/mountinfo', 'utf8'));
   } catch {
     return [];
   }
+}
+
+/**
+ * The mounted cgroup directories of a process from its `/proc/<pid>/cgroup` and
+ * `/proc/<pid>/mountinfo` texts (pure): v2 first, then the v1 `pids` and `freezer` hierarchies.
+ * A mount that shows only part of a hierarchy (a container without a cgroup namespace) counts
+ * when the process's path lies below the mount's root.
+ */
+export function parseCgroupHomes(own: string, mountinfo: string): CgroupHome[] {
   const paths = new Map<string, string>();
   for (const line of own.split('\n')) {
     const match = /^(\d+):([^:]*):(.*)$/.exec(line);
@@ -107,7 +113,8 @@ function cgroupHomes(): CgroupHome[] {
       // The mount shows the hierarchy from `root` down: the process's path must lie below it.
       if (root !== '/' && path !== root && !path.startsWith(`${root}/`)) continue;
       const relative = root === '/' ? path : path.slice(root.length);
-      homes.push({ dir: join(mountPoint, relative), kind });
+      // `join` keeps the trailing slash of a relative path `/`.
+      homes.push({ dir: relative === '/' || relative === '' ? mountPoint : join(mountPoint, relative), kind });
       break;
     }
   }
@@ -161,6 +168,9 @@ export class ProcessScopes {
           mkdirSync(base, { recursive: true });
           writeFileSync(join(base, 'cgroup.procs'), String(process.pid));
           writeFileSync(join(home.dir, 'cgroup.procs'), String(process.pid));
+          // Empty cgroups a daemon killed with -9 left behind go; populated ones (processes that
+          // outlived it) stay, to be killed with their session or at shutdown.
+          removeEmpty(base);
           return make('cgroup', { home: home.dir, base, kind: home.kind });
         } catch {
           // Not writable here (unprivileged, a container): the next hierarchy, or /proc.
