@@ -45,6 +45,7 @@ export const SCOPE_ENV = 'EXECD_SCOPE';
 /** One process of a scope. */
 interface Member {
   pid: number;
+  ppid: number;
   startTime: number;
   pgrp: number;
   sid: number;
@@ -315,9 +316,16 @@ export class ProcessScopes {
     if (this.mode === 'none') return new Map();
     if (this.lastCount && Date.now() - this.lastCount.at < COUNT_TTL_MS[this.mode]) return this.lastCount.value;
     const bySession = new Map<string, Set<number>>();
+    const spawners = new Set([process.pid, ...this.protectedPids()]);
     for (const [session, members] of this.membersBySession()) {
+      // A child of the daemon or its spawner is a unit's own leader, also while its spawn is still
+      // being answered (before its group is tracked): its group and session are not escapes.
+      const leaders = members.filter((member) => spawners.has(member.ppid));
+      const pgids = new Set(leaders.map((member) => member.pgrp));
+      const sids = new Set(leaders.map((member) => member.sid));
       for (const member of members) {
         if (owned.pgids.has(member.pgrp) || owned.sids.has(member.sid)) continue;
+        if (pgids.has(member.pgrp) || sids.has(member.sid)) continue;
         let groups = bySession.get(session);
         if (!groups) bySession.set(session, (groups = new Set()));
         groups.add(member.pgrp);
@@ -355,7 +363,7 @@ export class ProcessScopes {
       if (spared.has(pid)) continue;
       const stat = readProcStat(pid);
       if (!stat || stat.state === 'Z' || stat.state === 'X') continue;
-      members.push({ pid, startTime: stat.startTime, pgrp: stat.pgrp, sid: stat.session });
+      members.push({ pid, ppid: stat.ppid, startTime: stat.startTime, pgrp: stat.pgrp, sid: stat.session });
     }
     return members;
   }
