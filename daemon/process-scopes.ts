@@ -4,8 +4,8 @@
  * left the terminal's session. Each run, job and terminal is a *unit* of its session, and the
  * processes of a unit are found by one of two means:
  *
- * - `cgroup`: the unit is a cgroup below the daemon's own (`<home>/execd-<state>/s-<session>/<unit>`,
- *   cgroup v2, else a writable v1 `pids`/`freezer` hierarchy). A process cannot leave it by any
+ * - `cgroup`: the unit is a cgroup below the daemon's own (`<home>/execd-<state>/s-<session>/u-<unit>`,
+ *   each a hash; cgroup v2, else a writable v1 `pids`/`freezer` hierarchy). A process cannot leave it by any
  *   `setsid`, fork or `exec`; listing it reads one `cgroup.procs` per unit.
  * - `environ`: where no cgroup can be written (an unprivileged container), every command carries
  *   `EXECD_SCOPE=<tag>:<unit>` in its environment, the tag an HMAC of the session id under the
