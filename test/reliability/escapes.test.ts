@@ -6,7 +6,7 @@
  * session's processes are untouched. The first tests run in the mode the machine allows (a cgroup
  * where the test's daemon can write one, else the marker) and print it; the marker tests force it.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { chownSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
@@ -289,6 +289,33 @@ describe('without a cgroup: the environment marker', () => {
     expect(pidAlive(session)).toBe(true);
     console.log(
       `[environ] job/kill with an escaped sleep answered in ${jobMs} ms, terminal/close in ${terminalMs} ms, both gone; the run's kept`,
+    );
+  });
+
+  it('is what an unprivileged daemon (uid 1000 in a user namespace) falls back to, and it works there', async () => {
+    if (process.getuid?.() !== 0) throw new Error('this test needs root: it writes the uid/gid maps of the namespace');
+    const base = mkdtempSync(join(tmpdir(), 'execd-escape-unpriv-'));
+    onTestFinished(() => rmSync(base, { recursive: true, force: true }));
+    // The daemon makes its own run and state directories (private to it).
+    for (const dir of [base, join(base, 'pids')]) {
+      mkdirSync(dir, { recursive: true });
+      chownSync(dir, 1000, 1000);
+    }
+    const daemon = await startDaemon({
+      launcher: ['bash', join(import.meta.dirname, '..', 'helpers', 'unprivileged.sh')],
+      socketPath: join(base, 'run', 'execd.sock'),
+      stateDir: join(base, 'state'),
+      config: { graceMs: GRACE_MS },
+    });
+    // The cgroup tree is root's: the daemon cannot make one, so it marks its commands instead.
+    expect(scopeMode(daemon)).toBe('environ');
+    const client = await daemon.session('s', base);
+    const pid = await escapedRun(client, 's', join(base, 'pids'), 'unprivileged.pid');
+    const started = Date.now();
+    await client.call(SessionClose, { sessionId: 's' });
+    const ms = await goneWithin(pid, started);
+    console.log(
+      `[environ, uid 1000] the daemon fell back to the marker; a setsid sleep gone ${ms} ms after session/close`,
     );
   });
 
