@@ -23,7 +23,9 @@ export interface SpawnOrder {
 
 /** The cgroup a child is spawned into: the unit's `cgroup.procs`, and the spawner's own to return to. */
 export interface CgroupTarget {
+  /** The unit's `cgroup.procs`, written with the spawning process's pid just before the fork. */
   enter: string;
+  /** The spawning process's own `cgroup.procs`, written right after it. */
   leave: string;
 }
 
