@@ -4,6 +4,7 @@
  * and the process limit count and kill.
  */
 import { groupAlive, groupExists, terminateGroup } from './executor/kill.js';
+import { ProcessScopes } from './process-scopes.js';
 
 /**
  * How often a leftover that still exists is checked in /proc for a live (non-zombie) member.
@@ -25,6 +26,9 @@ export interface TrackedGroup {
 export class ProcessRegistry {
   private readonly groups = new Set<TrackedGroup>();
   private readonly verifiedAt = new WeakMap<TrackedGroup, number>();
+
+  /** `scopes`: where the processes that left their group are found (none: only groups are). */
+  constructor(readonly scopes: ProcessScopes = ProcessScopes.none()) {}
 
   /** Tracks a group until `untrack`. */
   track(group: TrackedGroup): TrackedGroup {
@@ -57,9 +61,27 @@ export class ProcessRegistry {
     return [...this.groups];
   }
 
-  /** How many groups are alive, for the `maxProcesses` limit and `daemon/status`. */
+  /**
+   * How many groups are alive, for the `maxProcesses` limit and `daemon/status`: the tracked ones
+   * and, where they can be found, the groups of escaped processes (a `setsid` child of a run).
+   */
   get count(): number {
-    return this.live().length;
+    const live = this.live();
+    let escaped = 0;
+    for (const groups of this.escaped(live).values()) escaped += groups;
+    return live.length + escaped;
+  }
+
+  /** Escaped process groups of one session (they keep it from closing for idleness, like leftovers). */
+  escapedGroupsOf(sessionId: string): number {
+    return this.escaped(this.live()).get(this.scopes.sessionKey(sessionId)) ?? 0;
+  }
+
+  private escaped(live: TrackedGroup[]): Map<string, number> {
+    if (this.scopes.mode === 'none') return new Map();
+    const pgids = new Set(live.map((group) => group.pgid));
+    const sids = new Set(live.filter((group) => group.kind === 'terminal').map((group) => group.pgid));
+    return this.scopes.escapedGroups({ pgids, sids });
   }
 
   /**

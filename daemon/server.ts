@@ -25,6 +25,7 @@ import { JobTable } from './jobs/job-table.js';
 import { killOrphanedGroups } from './jobs/recovery.js';
 import { boundLogFile, type Logger } from './logger.js';
 import { ProcessRegistry } from './process-registry.js';
+import { isScopeMode, killEscapedProcesses, ProcessScopes } from './process-scopes.js';
 import { RequestKeyStore } from './request-keys/key-store.js';
 import { RegexChecker } from './waits/regex-checker.js';
 import { createSandboxRunner } from './sandbox/runner.js';
@@ -149,8 +150,20 @@ async function startOwnedDaemon(
   const spill = new SpillSweeper(paths.spill, openSpillFiles, () => config.get(), options.log);
 
   const sessions = new SessionTable();
-  const processes = new ProcessRegistry();
+  const token = ensureToken(paths.token);
   const spawner = new Spawner();
+  const processes = new ProcessRegistry(
+    ProcessScopes.detect({
+      stateDir: options.stateDir,
+      secret: token,
+      ...(isScopeMode(process.env.EXECD_PROCESS_SCOPE) && { mode: process.env.EXECD_PROCESS_SCOPE }),
+      protectedPids: () => spawner.pids(),
+    }),
+  );
+  options.log.info(
+    { processScope: processes.scopes.mode, hierarchy: processes.scopes.hierarchy },
+    'processes that leave their group are found by this scope',
+  );
   const jobs = new JobTable(
     paths.journal,
     (job) => announceSettlement(job, sessions, jobs, options.log),
@@ -182,7 +195,7 @@ async function startOwnedDaemon(
     socketPath: options.socketPath,
     listenerUrls: [],
     paths,
-    token: ensureToken(paths.token),
+    token,
     adminToken: ensureToken(paths.adminToken),
     secretFiles: [options.tls?.key, options.tls?.cert].filter((file): file is string => file !== undefined),
     platform,
@@ -247,6 +260,9 @@ async function startOwnedDaemon(
       await step('kill every group', () =>
         Promise.all(context.processes.live().map((group) => terminateGroup(group.pgid, graceMs))),
       );
+      // The one step that ends processes outside every tracked group: a shutdown that keeps jobs
+      // running across a restart skips it, or their escaped descendants would die here.
+      await step('kill escaped processes', () => killEscapedProcesses(context.processes.scopes, graceMs));
       const open = [...connections];
       // Every aborted run is answered, then the answers reach their clients before the process
       // exits (a peer that does not read gets FLUSH_WAIT_MS for each step).

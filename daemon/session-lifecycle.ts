@@ -63,10 +63,13 @@ export async function closeSession(daemon: DaemonContext, sessionId: string): Pr
     daemon.terminals.closeSession(sessionId),
   ]);
   await daemon.processes.killLeftovers(sessionId, graceMs);
+  // Whatever of the session left its process groups (setsid, a double fork) and is still alive.
+  const escaped = await daemon.processes.scopes.kill(sessionId, undefined, graceMs);
+  daemon.processes.scopes.forgetSession(sessionId);
   const dir = sessionSpillDir(daemon, sessionId);
   const removedFiles = await countFiles(dir);
   await removeSessionDir(dir);
-  daemon.log.info({ sessionId, killedJobs, closedTerminals, removedFiles }, 'session closed');
+  daemon.log.info({ sessionId, killedJobs, closedTerminals, removedFiles, escaped }, 'session closed');
   return { killedJobs, closedTerminals, removedFiles };
 }
 
@@ -100,7 +103,8 @@ function idleFacts(daemon: DaemonContext): Map<string, SessionIdleFacts> {
     facts.set(session.id, {
       connections: session.connections.size,
       liveJobs: daemon.jobs.live(session.id).length,
-      liveGroups: groups.filter((group) => group.sessionId === session.id).length,
+      liveGroups:
+        groups.filter((group) => group.sessionId === session.id).length + daemon.processes.escapedGroupsOf(session.id),
       lastActiveAt,
     });
   }

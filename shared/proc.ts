@@ -12,6 +12,8 @@ export interface ProcStat {
   state: string;
   ppid: number;
   pgrp: number;
+  /** The session (`setsid`) the process is in. */
+  session: number;
   /** Start time in clock ticks after boot: with the pid, identifies a process across pid reuse. */
   startTime: number;
 }
@@ -25,6 +27,7 @@ export function parseProcStat(pid: number, text: string): ProcStat {
     state: fields[0]!,
     ppid: Number(fields[1]),
     pgrp: Number(fields[2]),
+    session: Number(fields[3]),
     startTime: Number(fields[19]),
   };
 }

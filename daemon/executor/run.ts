@@ -49,6 +49,8 @@ export interface RunContext {
   confinement?: Confinement;
   /** With `onOutput`: the consumer's back-pressure; the command's pipes are not read while it is blocked. */
   flow?: OutputFlow;
+  /** The run's unit in its session's process scope (process-scopes.ts): its escaped processes are found there. */
+  unit?: string;
 }
 
 /** Back-pressure of a streaming consumer (a client connection's unsent bytes). */
@@ -112,10 +114,14 @@ export async function runForeground(spec: ExecSpec, ctx: RunContext): Promise<Sh
   };
 
   const launched = confinement?.env ? { ...spec, env: confinement.env } : spec;
-  const child = spawnShell(ctx.spawner, launched, ctx.stdin, confinement?.argv, files, ctx.stdinPath);
+  const { scopes } = ctx.processes;
+  const unit = ctx.unit;
+  const cgroup = unit === undefined ? undefined : scopes.target(ctx.sessionId, unit);
+  const child = spawnShell(ctx.spawner, launched, ctx.stdin, confinement?.argv, files, ctx.stdinPath, 0, cgroup);
   const failure = await spawned(child, confinement ? confinement.argv[0]! : spec.argv[0]!);
   ctx.onSpawned?.();
   if (failure) {
+    if (unit !== undefined) scopes.release(ctx.sessionId, unit);
     for (const capture of [stdout, stderr]) if (capture instanceof FileCapture) capture.abandon();
     return confinement ? sandboxUnavailable(confinement.mode, failure.message) : failure;
   }
@@ -134,7 +140,14 @@ export async function runForeground(spec: ExecSpec, ctx: RunContext): Promise<Sh
   const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
 
   const deadline = new Deadline(spec.timeoutMs, ctx.signal);
-  const killed = deadline.fired.then(() => terminateGroup(pid, config.graceMs, confinement?.terminate));
+  // The timeout or abort ends the run's group and, at the same time, what of the run left it.
+  const killed = deadline.fired.then(async () => {
+    await Promise.all([
+      terminateGroup(pid, config.graceMs, confinement?.terminate),
+      unit !== undefined &&
+        scopes.kill(ctx.sessionId, unit, config.graceMs, { spare: (member) => member.pgrp === pid }),
+    ]);
+  });
 
   const [rawExitCode, rawSignal] = await exited;
   if (child.lost !== undefined) {
@@ -166,6 +179,8 @@ export async function runForeground(spec: ExecSpec, ctx: RunContext): Promise<Sh
   const leftover = !deadline.reason && groupAlive(pid);
   if (leftover) group.kind = 'leftover';
   else ctx.processes.untrack(group);
+  // Gone unless something of the run still lives in it (until session close).
+  if (unit !== undefined) scopes.release(ctx.sessionId, unit);
 
   // A leftover may still hold a capture file: it is held at the answered size while it lives.
   const writersAlive = leftover ? () => groupAlive(pid) : undefined;

@@ -3,8 +3,8 @@
  * spawner process alike (see spawner.ts).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, openSync } from 'node:fs';
-import type { SpawnOrder } from './spawn-messages.js';
+import { closeSync, openSync, writeFileSync } from 'node:fs';
+import type { CgroupTarget, SpawnOrder } from './spawn-messages.js';
 
 /**
  * Spawns an order's child. A spawn failure arrives as the child's 'error' event while its pid is
@@ -13,17 +13,19 @@ import type { SpawnOrder } from './spawn-messages.js';
 export function startChild(order: SpawnOrder): ChildProcess {
   // The daemon holds the FIFO's writer open, so this open does not block.
   const stdinFd = order.stdinPath === undefined ? undefined : openSync(order.stdinPath, 'r');
-  const child = spawn(order.file, order.args, {
-    cwd: order.cwd,
-    env: order.env,
-    stdio: [
-      stdinFd ?? (order.stdin === undefined ? 'ignore' : 'pipe'),
-      order.files.stdout?.fd ?? 'pipe',
-      order.files.stderr?.fd ?? 'pipe',
-    ],
-    detached: order.detached,
-    windowsHide: true,
-  });
+  const child = spawnWithin(order.cgroup, () =>
+    spawn(order.file, order.args, {
+      cwd: order.cwd,
+      env: order.env,
+      stdio: [
+        stdinFd ?? (order.stdin === undefined ? 'ignore' : 'pipe'),
+        order.files.stdout?.fd ?? 'pipe',
+        order.files.stderr?.fd ?? 'pipe',
+      ],
+      detached: order.detached,
+      windowsHide: true,
+    }),
+  );
   if (stdinFd !== undefined) closeSync(stdinFd);
   child.on('error', () => {});
   if (order.stdin !== undefined && child.stdin) {
@@ -32,4 +34,31 @@ export function startChild(order: SpawnOrder): ChildProcess {
     child.stdin.end(order.stdin);
   }
   return child;
+}
+
+/**
+ * Moves the calling process into `target`'s cgroup for the synchronous `spawn`, so that the child
+ * is born there, and back. A move that fails leaves the child where the caller is (its process
+ * group is still killed as always).
+ */
+export function spawnWithin<T>(target: CgroupTarget | undefined, spawn: () => T): T {
+  if (!target) return spawn();
+  let entered = false;
+  try {
+    writeFileSync(target.enter, String(process.pid));
+    entered = true;
+  } catch {
+    // The unit's cgroup is gone or not writable: the child is not contained.
+  }
+  try {
+    return spawn();
+  } finally {
+    if (entered) {
+      try {
+        writeFileSync(target.leave, String(process.pid));
+      } catch {
+        // Cannot happen while the daemon may write its own cgroup; the next spawn moves it again.
+      }
+    }
+  }
 }

@@ -19,6 +19,16 @@ export interface SpawnOrder {
   /** Capture files the child writes a stream into; a pipe relayed back for a stream without one. */
   files: Partial<Record<PipeName, CaptureTarget>>;
   detached: boolean;
+  /** The cgroup the child is born in (its unit's, see process-scopes.ts). */
+  cgroup?: CgroupTarget;
+}
+
+/** The cgroup a child is spawned into: the unit's `cgroup.procs`, and the spawner's own to return to. */
+export interface CgroupTarget {
+  /** The unit's `cgroup.procs`, written with the spawning process's pid just before the fork. */
+  enter: string;
+  /** The spawning process's own `cgroup.procs`, written right after it. */
+  leave: string;
 }
 
 /** Which piped stream a message is about. */

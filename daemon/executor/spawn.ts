@@ -11,7 +11,7 @@ import { statSync } from 'node:fs';
 import { ExecdError } from '../../protocol/errors.js';
 import { PLATFORM } from '../../protocol/platform.js';
 import type { ExecSpec } from '../../protocol/types.js';
-import type { SpawnOrder } from './spawn-messages.js';
+import type { CgroupTarget, SpawnOrder } from './spawn-messages.js';
 import { failedChild, type ShellChild, type Spawner } from './spawner.js';
 
 /** A spawned shell process; stderr is always a pipe, stdout a pipe unless it goes to a file. */
@@ -35,7 +35,8 @@ export function checkWorkdir(workdir: string): ExecdError | undefined {
  * Starts `spec.argv` (or `argv`, when a sandbox runner wraps it) through the spawner. stdin is
  * `/dev/null` unless a string is given, which is written and closed. stdout and stderr are pipes,
  * or the capture files in `files` that the child writes straight into. `keepFree`: descriptors the
- * daemon must still have free once the pipes are open (see spawner.ts).
+ * daemon must still have free once the pipes are open (see spawner.ts). `cgroup`: the unit's cgroup
+ * the child is born in (process-scopes.ts).
  */
 export function spawnShell(
   spawner: Spawner,
@@ -45,10 +46,11 @@ export function spawnShell(
   files: SpawnOrder['files'] = {},
   stdinPath?: string,
   keepFree = 0,
+  cgroup?: CgroupTarget,
 ): ShellProcess {
   const [file, ...args] = argv;
   try {
-    return spawnOrder(spawner, file!, args, spec, stdin, files, stdinPath, keepFree);
+    return spawnOrder(spawner, file!, args, spec, stdin, files, stdinPath, keepFree, cgroup);
   } catch (error) {
     // `spawn` throws for arguments it refuses (a NUL byte, …): a failed spawn, never an exception.
     return failedChild(error instanceof Error ? error : new Error(String(error)));
@@ -64,6 +66,7 @@ function spawnOrder(
   files: SpawnOrder['files'],
   stdinPath: string | undefined,
   keepFree: number,
+  cgroup: CgroupTarget | undefined,
 ): ShellProcess {
   return spawner.spawn(
     {
@@ -76,6 +79,7 @@ function spawnOrder(
       files,
       // POSIX: its own process group, so one signal reaches the whole tree (see platform.ts).
       detached: PLATFORM.spawnDetached,
+      ...(cgroup && { cgroup }),
     },
     keepFree,
   );

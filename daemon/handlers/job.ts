@@ -65,6 +65,8 @@ export const jobHandlers = [
     if (daemon.jobs.live(params.sessionId).length >= config.maxJobsPerSession) {
       return new ExecdError('LIMIT_EXCEEDED', `maxJobsPerSession limit reached (${config.maxJobsPerSession})`);
     }
+    const unit = `job-${daemon.nextRunName()}`;
+    spec.env = { ...spec.env, ...daemon.processes.scopes.env(params.sessionId, unit) };
     const plan = planJobLaunch(spec, confineSpec(daemon, spec, params.sessionId));
     const job = await startJob(spec, plan, params.sessionId, {
       table: daemon.jobs,
@@ -75,6 +77,7 @@ export const jobHandlers = [
       log: daemon.log,
       stdin: params.stdin,
       keepStdinOpen: params.keepStdinOpen,
+      unit,
     });
     return { jobId: job.id, pid: job.pid, startedAt: job.identity.startedAt.toISOString() };
   }),

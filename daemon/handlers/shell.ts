@@ -85,11 +85,12 @@ export const shellHandlers = [
     if (spec instanceof ExecdError) return spec;
     const limited = checkSpawnLimits(daemon, params.stdin);
     if (limited) return limited;
+    const runName = daemon.nextRunName();
+    spec.env = { ...spec.env, ...daemon.processes.scopes.env(params.sessionId, runName) };
     const confinement = confineSpec(daemon, spec, params.sessionId);
     if (confinement instanceof ExecdError) return confinement;
 
     const controller = new AbortController();
-    const runName = daemon.nextRunName();
     const session = daemon.sessions.get(params.sessionId);
     const spillDir = sessionSpillDir(daemon, params.sessionId);
     const input =
@@ -113,6 +114,7 @@ export const shellHandlers = [
       processes: daemon.processes,
       spawner: daemon.spawner,
       confinement,
+      unit: runName,
       signal: controller.signal,
       stdin: params.stdin,
       ...(input && { stdinPath: input.stdin.path, onSpawned: () => input.stdin.spawned() }),

@@ -37,6 +37,8 @@ export interface StartJobContext {
   stdin?: string;
   /** Keep the job's stdin open for `job/write` (SPEC §9.4); `stdin`, if any, is written first. */
   keepStdinOpen?: boolean;
+  /** The job's unit in its session's process scope (process-scopes.ts): its escaped processes are found there. */
+  unit?: string;
 }
 
 /** Where a running job's output goes: stdout straight into its log file, or (no room) through a pipe. */
@@ -119,6 +121,7 @@ export async function startJob(
       files,
       stdin?.path,
       JOB_DESCRIPTOR_RESERVE,
+      ctx.unit === undefined ? undefined : ctx.processes.scopes.target(sessionId, ctx.unit),
     );
     const failure = await spawned(child, plan.argv[0]!);
     stdin?.spawned();
@@ -196,8 +199,16 @@ async function watchJob(
   let killing: Promise<void> | undefined;
   let noteKill: () => void = () => {};
   const killRequested = new Promise<void>((resolve) => (noteKill = resolve));
+  const { scopes } = ctx.processes;
+  const { unit } = ctx;
+  const sessionId = job.identity.ownerSession;
+  // What of the job left its group (`setsid`, a double fork): killed with it, by its unit.
+  const killEscaped = (graceMs: number) =>
+    unit === undefined
+      ? Promise.resolve(0)
+      : scopes.kill(sessionId, unit, graceMs, { spare: (member) => member.pgrp === pid });
   job.killTree = (graceMs) => {
-    killing ??= terminateGroup(pid, graceMs, plan.terminate);
+    killing ??= Promise.all([terminateGroup(pid, graceMs, plan.terminate), killEscaped(graceMs)]).then(() => {});
     noteKill();
     return killing;
   };
@@ -259,7 +270,16 @@ async function watchJob(
   });
   if (runnerFailed !== undefined) job.settle({ kind: 'runner-failed', reason: runnerFailed });
   else job.settle({ kind: 'exit', exitCode, signal, killRequested: job.killRequested, outputNote });
-  if (leftover) job.killLeftovers = (graceMs) => ctx.processes.terminate(group, graceMs);
+  if (unit !== undefined) scopes.release(sessionId, unit);
+  // `job/kill` of a settled job ends what it left behind: its group's leftovers, its escaped processes.
+  job.killLeftovers = async (graceMs) => {
+    const [inGroup, escaped] = await Promise.all([
+      leftover && ctx.processes.terminate(group, graceMs),
+      killEscaped(graceMs),
+    ]);
+    if (unit !== undefined) scopes.release(sessionId, unit);
+    return inGroup || escaped > 0;
+  };
 }
 
 /**

