@@ -130,10 +130,10 @@ export const jobHandlers = [
 
   handler(JobList, (params, { daemon, conn }) => {
     if ('all' in params)
-      return requireAdmin(conn, 'job/list { all }') ?? daemon.jobs.list().map((job) => job.snapshot());
+      return requireAdmin(conn, 'job/list { all }') ?? daemon.jobs.visible().map((job) => job.snapshot());
     const session = daemon.sessions.require(params.sessionId, conn);
     if (session instanceof ExecdError) return session;
-    return daemon.jobs.list(params.sessionId).map((job) => job.snapshot());
+    return daemon.jobs.visible(params.sessionId).map((job) => job.snapshot());
   }),
 
   handler(JobRelease, async (params, ctx) => {

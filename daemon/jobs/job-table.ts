@@ -122,7 +122,8 @@ export class JobTable {
     this.record(job);
     job.settled
       .then(() => {
-        if (this.jobs.get(job.id) !== job) return;
+        // A held job settled before its run yielded: the run answers, and forgets it.
+        if (this.jobs.get(job.id) !== job || job.held) return;
         this.record(job);
         this.onSettled(job);
         this.pruneSettled();
@@ -148,11 +149,17 @@ export class JobTable {
   /** The job if `sessionId` owns it: JOB_NOT_FOUND for an unknown id, FORBIDDEN for another session's. */
   require(jobId: string, sessionId: string): Job | ExecdError {
     const job = this.jobs.get(jobId);
-    if (!job) return new ExecdError('JOB_NOT_FOUND', `no job ${jobId}`);
+    // A run that has not yielded is not a job yet for anyone.
+    if (!job || job.held) return new ExecdError('JOB_NOT_FOUND', `no job ${jobId}`);
     if (job.ownerSession !== sessionId) {
       return new ExecdError('FORBIDDEN', `job ${jobId} belongs to another session, not to ${sessionId}`);
     }
     return job;
+  }
+
+  /** Every job a client may see (none held by a run that has not yielded), or one session's. */
+  visible(sessionId?: string): Job[] {
+    return this.list(sessionId).filter((job) => !job.held);
   }
 
   /** Every job, or one session's, in id order. */

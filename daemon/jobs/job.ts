@@ -29,6 +29,11 @@ export class Job {
   stdin: JobStdin | undefined;
   /** Whether the job was started with `keepStdinOpen` (journaled: its stdin does not survive a restart). */
   keptStdinOpen = false;
+  /**
+   * True while a `shell/run` with `yieldMs` has not yielded yet: the job is its run's, hidden from
+   * the job methods, and a settlement then is the run's answer, not a job notice (SPEC §14).
+   */
+  held = false;
   /** Whether the job was brought back from the journal by a restarted daemon. */
   restored = false;
   /** `/proc` start time of `pid`, so a restarted daemon never kills a reused pid. */

@@ -37,6 +37,8 @@ export interface StartJobContext {
   stdin?: string;
   /** Keep the job's stdin open for `job/write` (SPEC §9.4); `stdin`, if any, is written first. */
   keepStdinOpen?: boolean;
+  /** The job of a `shell/run` with `yieldMs`: held by its run until it yields (see `Job.held`). */
+  held?: boolean;
 }
 
 /** Where a running job's output goes: stdout straight into its log file, or (no room) through a pipe. */
@@ -92,6 +94,7 @@ export async function startJob(
   );
   job.sandbox = plan.sandbox;
   job.keptStdinOpen = ctx.keepStdinOpen === true;
+  job.held = ctx.held === true;
   let child: ShellProcess | undefined;
   let group: TrackedGroup | undefined;
   try {
