@@ -10,17 +10,18 @@ import { ExecdError } from '../protocol/errors.js';
 import { frameMessage } from '../protocol/framing.js';
 import { PLATFORM, type PlatformFacts } from '../protocol/platform.js';
 import { openSpillFiles } from '../spill/spill-file.js';
-import { ActiveRuns, SHUTDOWN_ABORT } from './active-runs.js';
+import { ActiveRuns, SHUTDOWN_ABORT, TERMINALS_DO_NOT_SURVIVE } from './active-runs.js';
 import { ConfigStore, parseConfigPatch, readConfigFile } from './state/config-store.js';
 import { NetworkAdmission } from './net/admission.js';
 import { ClientConnection, toResponseError } from './net/connection.js';
-import type { DaemonContext } from './context.js';
+import type { DaemonContext, ShutdownOptions } from './context.js';
 import { baseEnvironment } from './env.js';
 import { terminateGroup } from './executor/kill.js';
 import { Spawner } from './executor/spawner.js';
 import { HANDLERS } from './handlers/index.js';
 import { announceSettlement } from './jobs/announce.js';
-import { killAllJobs } from './jobs/job-control.js';
+import { followAdopted } from './jobs/adopt.js';
+import { keepOrKillJobs, killAllJobs } from './jobs/job-control.js';
 import { JobTable } from './jobs/job-table.js';
 import { killOrphanedGroups } from './jobs/recovery.js';
 import { boundLogFile, type Logger } from './logger.js';
@@ -62,7 +63,7 @@ export interface RunningDaemon {
   /** Resolves when the daemon has shut down completely. */
   closed: Promise<void>;
   /** Starts a graceful shutdown and resolves when it is complete; never rejects (a failed step is logged). */
-  shutdown(reason: string): Promise<void>;
+  shutdown(reason: string, options?: ShutdownOptions): Promise<void>;
 }
 
 /** The package version, read once. */
@@ -154,9 +155,12 @@ async function startOwnedDaemon(
     () => config.get(),
     paths.spill,
   );
-  // Jobs a crashed daemon left running are failed now; their groups die in the background.
-  const interrupted = jobs.restore(config.get().maxOutputBytes);
+  // Jobs a crashed daemon left running are failed now; their groups die in the background. Jobs a
+  // keepJobs shutdown left running are this daemon's now (SPEC §14).
+  const { interrupted, adopted } = jobs.restore(config.get().maxOutputBytes);
   killOrphanedGroups(interrupted, processes, config.get().graceMs, options.log);
+  for (const job of adopted) followAdopted(job, processes, config.get().maxOutputBytes, options.log);
+  if (adopted.length > 0) options.log.info({ adopted: adopted.map((job) => job.id) }, 'adopted running jobs');
   const terminals = new TerminalTable({
     journalPath: paths.terminals,
     sessions,
@@ -198,7 +202,7 @@ async function startOwnedDaemon(
     spill,
     shuttingDown: false,
     // eslint-disable-next-line @typescript-eslint/no-floating-promises -- shutdown() logs a failure and never rejects
-    requestShutdown: (reason) => void shutdown(reason),
+    requestShutdown: (reason, shutdownOptions) => void shutdown(reason, shutdownOptions),
     nextRunName: () => `run-${stamp}-${++runCounter}`,
   };
 
@@ -221,8 +225,9 @@ async function startOwnedDaemon(
     }
   }
 
-  async function shutdown(reason: string): Promise<void> {
+  async function shutdown(reason: string, shutdownOptions: ShutdownOptions = {}): Promise<void> {
     shutdownPromise ??= (async () => {
+      const keepJobs = shutdownOptions.keepJobs === true;
       context.shuttingDown = true;
       await step('log', () => context.log.info({ reason }, 'shutting down'));
       await step('stop idle sessions', stopIdleSessions);
@@ -234,8 +239,21 @@ async function startOwnedDaemon(
       // answered by then is not waited for: the step below kills every group that is left.
       const killBound = graceMs + 10_000;
       await step('abort runs', () => context.runs.abortWhere(() => true, SHUTDOWN_ABORT), killBound);
-      await step('kill jobs', () => killAllJobs(jobs, graceMs), killBound);
-      await step('close terminals', () => terminals.closeAll('daemon shut down'), killBound);
+      if (keepJobs) {
+        // Kept groups are no longer this daemon's: no later step kills them, nor its spawners.
+        await step(
+          'keep jobs',
+          async () => {
+            const kept = await keepOrKillJobs(jobs, processes, graceMs);
+            context.spawner.keep(kept.map((job) => job.pid));
+            context.log.info({ kept: kept.map((job) => job.id) }, 'running jobs left for the next daemon');
+          },
+          killBound,
+        );
+      } else await step('kill jobs', () => killAllJobs(jobs, graceMs), killBound);
+      // A PTY does not outlive its master, which is this process's.
+      const terminalReason = keepJobs ? TERMINALS_DO_NOT_SURVIVE : 'daemon shut down';
+      await step('close terminals', () => terminals.closeAll(terminalReason), killBound);
       await step('end file transfers and watches', () => releaseAllFiles(context));
       await step('close the journal', () => jobs.close());
       await step('kill leftovers', () => context.processes.killLeftovers(undefined, graceMs));

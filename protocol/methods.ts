@@ -456,8 +456,13 @@ export const ConfigSet = request<Config>()('config/set', (z) =>
 /** `daemon/status`. */
 export const DaemonStatus = request<DaemonStatusResult>()('daemon/status', empty);
 
-/** `daemon/shutdown`: answer, then exit gracefully. */
-export const DaemonShutdown = request<{ ok: true }>()('daemon/shutdown', empty);
+/**
+ * `daemon/shutdown`: answer, then exit gracefully. `keepJobs` leaves running jobs running for the
+ * next daemon on the state dir to adopt (SPEC §14); terminals are closed either way.
+ */
+export const DaemonShutdown = request<{ ok: true }>()('daemon/shutdown', (z) =>
+  z.strictObject({ keepJobs: z.boolean({ error: 'must be a boolean' }).optional() }).optional(),
+);
 
 const renderOptions = (z: Zod) => ({
   /** Escalation targets wider than the run's mode: a denial then carries the escalation hint line. */

@@ -28,8 +28,11 @@ export interface CaptureTarget {
   path: string;
 }
 
-/** Daemon → spawner. */
-export type ToSpawner = { t: 'spawn'; id: number; order: SpawnOrder };
+/**
+ * Daemon → spawner. `keep`: the children with these pids outlive the spawner (a `keepJobs`
+ * shutdown): their groups are not killed when the channel closes.
+ */
+export type ToSpawner = { t: 'spawn'; id: number; order: SpawnOrder } | { t: 'keep'; pids: number[] };
 
 /** Spawner → daemon. */
 export type FromSpawner =

@@ -107,8 +107,11 @@ function start(id: number, order: SpawnOrder): void {
   });
 }
 
-// The daemon sends nothing but spawn orders.
-process.on('message', (message: ToSpawner) => start(message.id, message.order));
+// Spawn orders, and before a keepJobs shutdown the children that must outlive this process.
+process.on('message', (message: ToSpawner) => {
+  if (message.t === 'spawn') start(message.id, message.order);
+  else for (const [id, child] of children) if (message.pids.includes(child.pid!)) children.delete(id);
+});
 
 // Signals meant for the daemon (a terminal's Ctrl-C reaches the whole group) are the daemon's to
 // act on: it kills the trees it owns and then closes the channel.

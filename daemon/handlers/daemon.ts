@@ -73,11 +73,12 @@ export const daemonHandlers = [
     config: daemon.config.get(),
   })),
 
-  handler(DaemonShutdown, (_params, { daemon, conn }) => {
+  handler(DaemonShutdown, (params, { daemon, conn }) => {
     const refused = requireAdmin(conn, 'daemon/shutdown');
     if (refused) return refused;
+    const keepJobs = params?.keepJobs === true;
     // Answer first; the shutdown starts once the reply is on its way.
-    setImmediate(() => daemon.requestShutdown('daemon/shutdown'));
+    setImmediate(() => daemon.requestShutdown(keepJobs ? 'daemon/shutdown keepJobs' : 'daemon/shutdown', { keepJobs }));
     return { ok: true as const };
   }),
 ];

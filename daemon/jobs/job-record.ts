@@ -18,6 +18,7 @@ export function toRecord(job: Job): JobRecord {
   };
   if (job.procStartTime !== undefined) record.procStartTime = job.procStartTime;
   if (job.keptStdinOpen) record.keepStdinOpen = true;
+  if (job.kept && job.isLive) record.kept = true;
   return record;
 }
 
@@ -51,6 +52,7 @@ export function fromRecord(record: JobRecord, windowBytes: number): Job {
   job.sandbox = record.sandbox;
   job.cursor = { ...record.cursor };
   job.keptStdinOpen = record.keepStdinOpen === true;
+  job.kept = record.kept === true;
   job.restored = true;
   job.resolveIfSettled();
   return job;

@@ -34,6 +34,13 @@ export class Job {
    * the job methods, and a settlement then is the run's answer, not a job notice (SPEC §14).
    */
   held = false;
+  /**
+   * Left running by a `daemon/shutdown { keepJobs }` (journaled): the next daemon adopts it
+   * instead of failing it as after a crash.
+   */
+  kept = false;
+  /** Stops following an adopted job's process group (set while a restarted daemon follows it). */
+  unfollow: (() => void) | undefined;
   /** Whether the job was brought back from the journal by a restarted daemon. */
   restored = false;
   /** `/proc` start time of `pid`, so a restarted daemon never kills a reused pid. */

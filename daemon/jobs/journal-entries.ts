@@ -18,6 +18,8 @@ export interface JobRecord extends Omit<JobSnapshot, 'kind'> {
   procStartTime?: number;
   /** Started with `keepStdinOpen`. */
   keepStdinOpen?: boolean;
+  /** Left running by a `daemon/shutdown { keepJobs }`: the next daemon adopts it. */
+  kept?: boolean;
   stdoutPath: string;
   stderrPath: string;
   cursor: { stdout: number; stderr: number };
@@ -67,6 +69,7 @@ const journalEntrySchema = lazySchema((z) => {
     pid: count,
     procStartTime: z.number().optional(),
     keepStdinOpen: z.boolean().optional(),
+    kept: z.boolean().optional(),
     exitCode: z.number().int().nullable(),
     signal: z.string().nullable(),
     startedAt: isoDate,
