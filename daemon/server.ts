@@ -26,6 +26,7 @@ import { JobTable } from './jobs/job-table.js';
 import { killOrphanedGroups } from './jobs/recovery.js';
 import { boundLogFile, type Logger } from './logger.js';
 import { ProcessRegistry } from './process-registry.js';
+import { restoreJobKeys } from './request-keys/job-keys.js';
 import { RequestKeyStore } from './request-keys/key-store.js';
 import { RegexChecker } from './waits/regex-checker.js';
 import { createSandboxRunner } from './sandbox/runner.js';
@@ -205,6 +206,9 @@ async function startOwnedDaemon(
     requestShutdown: (reason, shutdownOptions) => void shutdown(reason, shutdownOptions),
     nextRunName: () => `run-${stamp}-${++runCounter}`,
   };
+
+  // Keyed starts of the jobs the journal kept still answer their job (SPEC §14).
+  restoreJobKeys(context.requestKeys, jobs.list());
 
   /**
    * Runs one shutdown step; a step that fails (a full disk under the journal, …) or passes

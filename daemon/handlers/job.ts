@@ -26,6 +26,7 @@ import { waitForOutput } from '../jobs/read-wait.js';
 import { recordReportedOutputs } from '../state/output-files.js';
 import { startJob } from '../jobs/start-job.js';
 import { sessionSpillDir } from '../session-lifecycle.js';
+import { fingerprintRequest } from '../request-keys/fingerprint.js';
 import { checkSpawnLimits, confineSpec, resolveRequest } from './shell.js';
 
 /**
@@ -75,6 +76,10 @@ export const jobHandlers = [
       log: daemon.log,
       stdin: params.stdin,
       keepStdinOpen: params.keepStdinOpen,
+      // Journaled, so a repeat of the key after a restart still answers this job.
+      ...(params.requestKey !== undefined && {
+        requestKey: { key: params.requestKey, fingerprint: fingerprintRequest(ShellStart.method, params) },
+      }),
     });
     return { jobId: job.id, pid: job.pid, startedAt: job.identity.startedAt.toISOString() };
   }),

@@ -39,6 +39,11 @@ export class Job {
    * instead of failing it as after a crash.
    */
   kept = false;
+  /**
+   * The `requestKey` of the keyed `shell/start` that created the job and the fingerprint of its
+   * params (journaled), so a restarted daemon still answers its repeat with this job (SPEC §14).
+   */
+  requestKey: { key: string; fingerprint: string } | undefined;
   /** Stops following an adopted job's process group (set while a restarted daemon follows it). */
   unfollow: (() => void) | undefined;
   /** Whether the job was brought back from the journal by a restarted daemon. */

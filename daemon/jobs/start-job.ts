@@ -41,6 +41,8 @@ export interface StartJobContext {
   keepStdinOpen?: boolean;
   /** The job of a `shell/run` with `yieldMs`: held by its run until it yields (see `Job.held`). */
   held?: boolean;
+  /** The key of a keyed `shell/start` and its params' fingerprint, journaled with the job. */
+  requestKey?: { key: string; fingerprint: string };
 }
 
 /** Where a running job's output goes: straight into its log files, or (scanned, no room) through a pipe. */
@@ -106,6 +108,7 @@ export async function startJob(
   job.sandbox = plan.sandbox;
   job.keptStdinOpen = ctx.keepStdinOpen === true;
   job.held = ctx.held === true;
+  job.requestKey = ctx.requestKey;
   let child: ShellProcess | undefined;
   let group: TrackedGroup | undefined;
   try {

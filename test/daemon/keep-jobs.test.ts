@@ -21,6 +21,7 @@ import {
 import { TERMINALS_DO_NOT_SURVIVE } from '../../daemon/active-runs.js';
 import { CLI, startDaemon, waitPidsGone, type TestDaemon } from '../helpers/daemon.js';
 import { pidAlive } from '../helpers/procs.js';
+import { rejection } from '../helpers/rejection.js';
 import { waitFor } from '../helpers/wait.js';
 
 /** A job that writes a numbered line every 100 ms, on stdout and on stderr. */
@@ -111,6 +112,27 @@ describe('execd stop --keep-jobs', { timeout: 90_000 }, () => {
     const closed = terminals.find((entry) => entry.id === terminal.terminal.id);
     console.log(`terminal after the restart: ${closed?.status} (${closed?.detail})`);
     expect(closed).toMatchObject({ status: 'exited', detail: TERMINALS_DO_NOT_SURVIVE });
+  });
+
+  it('a keyed shell/start repeated after the restart answers its job again and starts nothing', async () => {
+    const first = await startDaemon();
+    const client = await first.session('s1');
+    const params = { sessionId: 's1', command: 'exec sleep 300', requestKey: 'start-1' };
+    const started = await client.call(ShellStart, params);
+    await client.call(DaemonShutdown, { keepJobs: true });
+    await first.stop();
+    const second = await startDaemon({ stateDir: first.stateDir, socketPath: first.socketPath });
+    const after = await second.session('s1');
+    const again = await after.call(ShellStart, params);
+    const listed = await after.call(JobList, { sessionId: 's1' });
+    console.log(`repeat after the restart: ${again.jobId} (first ${started.jobId}), ${listed.length} job(s) listed`);
+    expect(again).toEqual(started);
+    expect(listed.map((job) => [job.id, job.status])).toEqual([[started.jobId, 'running']]);
+    const other = await rejection(after.call(ShellStart, { ...params, command: 'exec sleep 301' }));
+    expect(other.errorName).toBe('INVALID_PARAMS');
+    expect(other.message).toContain('requestKey reused with other params');
+    expect(await after.call(JobKill, { sessionId: 's1', jobId: started.jobId })).toEqual({ killed: true });
+    expect(await waitPidsGone([started.pid])).toEqual([]);
   });
 
   it('a plain stop still kills every job, and the next daemon lists it killed', async () => {
