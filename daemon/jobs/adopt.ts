@@ -5,6 +5,7 @@
  * process still writes. Their exit status was only the earlier daemon's to observe, so a job that
  * ends by itself settles `completed` with an exit code of null and a detail saying so.
  */
+import { openSpillFiles } from '../../spill/spill-file.js';
 import { groupAlive, terminateGroup } from '../executor/kill.js';
 import { HAS_PROC, readProcStat } from '../../shared/proc.js';
 import type { Logger } from '../logger.js';
@@ -40,6 +41,9 @@ export function growingStreams(job: Job, windowBytes: number): void {
 export function followAdopted(job: Job, processes: ProcessRegistry, windowBytes: number, log: Logger): void {
   const pgid = job.pid;
   const group = processes.track({ pgid, sessionId: job.ownerSession, kind: 'job' });
+  // Its process writes its logs: the spill sweep must count them open, as a live job's.
+  const logs = [job.identity.logPaths.stdout, job.identity.logPaths.stderr];
+  for (const path of logs) openSpillFiles.add(path);
   let killing: Promise<void> | undefined;
   job.killTree = (graceMs) => (killing ??= terminateGroup(pgid, graceMs));
   const timer = setInterval(() => {
@@ -62,6 +66,7 @@ export function followAdopted(job: Job, processes: ProcessRegistry, windowBytes:
   timer.unref();
   const stop = () => {
     clearInterval(timer);
+    for (const path of logs) openSpillFiles.delete(path);
     job.unfollow = undefined;
   };
   job.unfollow = () => {
