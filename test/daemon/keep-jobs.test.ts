@@ -36,6 +36,13 @@ function cliStop(daemon: TestDaemon, args: string[]): Promise<{ code: number | n
   return new Promise((resolve) => child.once('exit', (code) => resolve({ code, stdout })));
 }
 
+/** Resolves once the daemon's process has exited on its own (after a `daemon/shutdown`). */
+function exitedByItself(daemon: TestDaemon): Promise<void> {
+  const { proc } = daemon;
+  if (proc.exitCode !== null || proc.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => proc.once('exit', () => resolve()));
+}
+
 /** The numbers of `prefix N` lines in `text`, in order. */
 function numbers(text: string, prefix: string): number[] {
   return [...text.matchAll(new RegExp(`^${prefix} (\\d+)$`, 'gm'))].map((match) => Number(match[1]));
@@ -89,6 +96,8 @@ describe('execd stop --keep-jobs', { timeout: 90_000 }, () => {
     }, 'the job to write after the restart');
     const middle = await Promise.all(jobs.map(({ jobId }) => after.call(JobRead, { sessionId: 's1', jobId })));
 
+    const notices: string[] = [];
+    const subscription = after.onJobExited(({ job }) => notices.push(`${job.id} ${job.status}`));
     for (const { jobId } of jobs)
       expect(await after.call(JobKill, { sessionId: 's1', jobId })).toEqual({ killed: true });
     expect(await waitPidsGone(pids)).toEqual([]);
@@ -107,6 +116,12 @@ describe('execd stop --keep-jobs', { timeout: 90_000 }, () => {
       expect(lines.length).toBeGreaterThan(numbers(before[index]!.delta, 'line').length + 5);
     }
 
+    // Adopted jobs are announced like any job.
+    await waitFor(() => notices.length === jobs.length, 'a job/exited notice per adopted job');
+    subscription.dispose();
+    console.log(`job/exited notices after the restart: ${notices.join(', ')}`);
+    expect(notices.sort()).toEqual(jobs.map(({ jobId }) => `${jobId} killed`).sort());
+
     // The terminal did not survive; it says why.
     const terminals = await after.call(TerminalList, { sessionId: 's1' });
     const closed = terminals.find((entry) => entry.id === terminal.terminal.id);
@@ -120,7 +135,8 @@ describe('execd stop --keep-jobs', { timeout: 90_000 }, () => {
     const params = { sessionId: 's1', command: 'exec sleep 300', requestKey: 'start-1' };
     const started = await client.call(ShellStart, params);
     await client.call(DaemonShutdown, { keepJobs: true });
-    await first.stop();
+    // It exits by itself: a SIGTERM now could start a plain shutdown before the keepJobs one.
+    await exitedByItself(first);
     const second = await startDaemon({ stateDir: first.stateDir, socketPath: first.socketPath });
     const after = await second.session('s1');
     const again = await after.call(ShellStart, params);
