@@ -59,6 +59,8 @@ export interface DaemonContext {
   shuttingDown: boolean;
   /** Starts a graceful shutdown (idempotent). */
   requestShutdown(reason: string, options?: ShutdownOptions): void;
+  /** Makes the coming shutdown, whoever starts it, keep the running jobs (`daemon/shutdown { keepJobs }`). */
+  noteKeepJobs(): void;
   /** A fresh name for a foreground run's spill files. */
   nextRunName(): string;
 }

@@ -141,6 +141,8 @@ async function startOwnedDaemon(
   let listener: PrivateListener | undefined;
   let network: NetworkListeners | undefined;
   let shutdownPromise: Promise<void> | undefined;
+  /** Set by the first `keepJobs` request, whichever shutdown request starts the shutdown. */
+  let keepJobsRequested = false;
   let stopIdleSessions = () => {};
   let markClosed: () => void = () => {};
   const closed = new Promise<void>((resolve) => (markClosed = resolve));
@@ -202,8 +204,14 @@ async function startOwnedDaemon(
     sandbox: await sandbox,
     spill,
     shuttingDown: false,
-    // eslint-disable-next-line @typescript-eslint/no-floating-promises -- shutdown() logs a failure and never rejects
-    requestShutdown: (reason, shutdownOptions) => void shutdown(reason, shutdownOptions),
+    requestShutdown: (reason, shutdownOptions) => {
+      if (shutdownOptions?.keepJobs) keepJobsRequested = true;
+      // eslint-disable-next-line @typescript-eslint/no-floating-promises -- shutdown() logs a failure and never rejects
+      void shutdown(reason, shutdownOptions);
+    },
+    noteKeepJobs: () => {
+      keepJobsRequested = true;
+    },
     nextRunName: () => `run-${stamp}-${++runCounter}`,
   };
 
@@ -231,7 +239,7 @@ async function startOwnedDaemon(
 
   async function shutdown(reason: string, shutdownOptions: ShutdownOptions = {}): Promise<void> {
     shutdownPromise ??= (async () => {
-      const keepJobs = shutdownOptions.keepJobs === true;
+      const keepJobs = keepJobsRequested || shutdownOptions.keepJobs === true;
       context.shuttingDown = true;
       await step('log', () => context.log.info({ reason }, 'shutting down'));
       await step('stop idle sessions', stopIdleSessions);

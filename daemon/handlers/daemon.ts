@@ -77,8 +77,11 @@ export const daemonHandlers = [
     const refused = requireAdmin(conn, 'daemon/shutdown');
     if (refused) return refused;
     const keepJobs = params?.keepJobs === true;
-    // Answer first; the shutdown starts once the reply is on its way.
-    setImmediate(() => daemon.requestShutdown(keepJobs ? 'daemon/shutdown keepJobs' : 'daemon/shutdown', { keepJobs }));
+    const reason = keepJobs ? 'daemon/shutdown keepJobs' : 'daemon/shutdown';
+    // Answer first; the shutdown starts once the reply is on its way. keepJobs is noted now, so a
+    // signal that comes before then still stops the daemon keeping the jobs.
+    if (keepJobs) daemon.noteKeepJobs();
+    setImmediate(() => daemon.requestShutdown(reason, { keepJobs }));
     return { ok: true as const };
   }),
 ];

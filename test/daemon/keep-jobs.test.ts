@@ -36,13 +36,6 @@ function cliStop(daemon: TestDaemon, args: string[]): Promise<{ code: number | n
   return new Promise((resolve) => child.once('exit', (code) => resolve({ code, stdout })));
 }
 
-/** Resolves once the daemon's process has exited on its own (after a `daemon/shutdown`). */
-function exitedByItself(daemon: TestDaemon): Promise<void> {
-  const { proc } = daemon;
-  if (proc.exitCode !== null || proc.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => proc.once('exit', () => resolve()));
-}
-
 /** The numbers of `prefix N` lines in `text`, in order. */
 function numbers(text: string, prefix: string): number[] {
   return [...text.matchAll(new RegExp(`^${prefix} (\\d+)$`, 'gm'))].map((match) => Number(match[1]));
@@ -135,8 +128,8 @@ describe('execd stop --keep-jobs', { timeout: 90_000 }, () => {
     const params = { sessionId: 's1', command: 'exec sleep 300', requestKey: 'start-1' };
     const started = await client.call(ShellStart, params);
     await client.call(DaemonShutdown, { keepJobs: true });
-    // It exits by itself: a SIGTERM now could start a plain shutdown before the keepJobs one.
-    await exitedByItself(first);
+    // A SIGTERM right after the answer, maybe before the keepJobs shutdown started, does not undo it.
+    await first.stop();
     const second = await startDaemon({ stateDir: first.stateDir, socketPath: first.socketPath });
     const after = await second.session('s1');
     const again = await after.call(ShellStart, params);
