@@ -27,7 +27,13 @@ import {
   type ParamsOf,
   type ResultOf,
 } from '../protocol/methods.js';
-import type { InitializeResult, JobExitedParams, OutputProgress, ShellRunResult } from '../protocol/types.js';
+import type {
+  InitializeResult,
+  JobExitedParams,
+  OutputProgress,
+  ShellRunResult,
+  YieldedRunResult,
+} from '../protocol/types.js';
 import { createDrainingConnection } from './draining-connection.js';
 import { pumpInput } from './run-input.js';
 import { FsClient } from './fs.js';
@@ -135,6 +141,14 @@ export interface RunOptions extends CallOptions {
   input?: Readable;
   /** False: the daemon deletes what spilled to disk (every byte reached `onOutput`/`onBytes`). */
   keepCapture?: boolean;
+}
+
+/** The params of `ExecdClient.run`: those of `shell/run` but the token, which the client picks. */
+export type RunParams = Omit<ParamsOf<typeof ShellRun>, 'outputToken'>;
+
+/** True for the answer of a run that yielded (`yieldMs`): it goes on as job `jobId`. */
+export function isYielded(result: ShellRunResult | YieldedRunResult): result is YieldedRunResult {
+  return 'yielded' in result;
 }
 
 let outputTokenCounter = 0;
@@ -282,8 +296,13 @@ export class ExecdClient {
     else if (method === SessionClose.method) this.sessions.delete(sessionId);
   }
 
-  /** Runs a foreground command, streaming its output to `onOutput` when given. */
-  async run(params: Omit<ParamsOf<typeof ShellRun>, 'outputToken'>, options: RunOptions = {}): Promise<ShellRunResult> {
+  /**
+   * Runs a foreground command, streaming its output to `onOutput` when given. With `yieldMs` (not
+   * streamed) a command still running then goes on as a background job: `YieldedRunResult`.
+   */
+  run(params: RunParams & { yieldMs: number }, options?: RunOptions): Promise<ShellRunResult | YieldedRunResult>;
+  run(params: RunParams & { yieldMs?: undefined }, options?: RunOptions): Promise<ShellRunResult>;
+  async run(params: RunParams, options: RunOptions = {}): Promise<ShellRunResult | YieldedRunResult> {
     const { onOutput, onBytes, input, keepCapture } = options;
     if (!onOutput && !onBytes && !input) return this.call(ShellRun, params, options);
     const outputToken = `out-${process.pid}-${++outputTokenCounter}`;

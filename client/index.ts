@@ -9,9 +9,11 @@ export {
   ExecdRpcError,
   readToken,
   readAdminToken,
+  isYielded,
   type CallOptions,
   type ConnectOptions,
   type RunOptions,
+  type RunParams,
 } from './connection.js';
 export { resolveEndpoint, type Endpoint } from './endpoint.js';
 export { FsClient, type TransferOptions, type UploadOptions } from './fs.js';

@@ -6,6 +6,9 @@
 /** The abort reason of the runs the daemon's shutdown ends: their result says the daemon stopped. */
 export const SHUTDOWN_ABORT = 'daemon shutdown';
 
+/** Why a `keepJobs` shutdown closed the terminals (their exit detail, as the client and the model see it). */
+export const TERMINALS_DO_NOT_SURVIVE = 'the daemon stopped (terminals do not survive a restart)';
+
 /** One foreground run in flight. */
 export interface ActiveRun {
   sessionId: string;

@@ -58,7 +58,15 @@ export interface DaemonContext {
   /** True once shutdown began: new requests get SHUTTING_DOWN. */
   shuttingDown: boolean;
   /** Starts a graceful shutdown (idempotent). */
-  requestShutdown(reason: string): void;
+  requestShutdown(reason: string, options?: ShutdownOptions): void;
+  /** Makes the coming shutdown, whoever starts it, keep the running jobs (`daemon/shutdown { keepJobs }`). */
+  noteKeepJobs(): void;
   /** A fresh name for a foreground run's spill files. */
   nextRunName(): string;
+}
+
+/** How a shutdown ends the work. */
+export interface ShutdownOptions {
+  /** Leave running jobs running and journaled `running`, for the next daemon to adopt (SPEC §14). */
+  keepJobs?: boolean;
 }

@@ -10,22 +10,24 @@ import { ExecdError } from '../protocol/errors.js';
 import { frameMessage } from '../protocol/framing.js';
 import { PLATFORM, type PlatformFacts } from '../protocol/platform.js';
 import { openSpillFiles } from '../spill/spill-file.js';
-import { ActiveRuns, SHUTDOWN_ABORT } from './active-runs.js';
+import { ActiveRuns, SHUTDOWN_ABORT, TERMINALS_DO_NOT_SURVIVE } from './active-runs.js';
 import { ConfigStore, parseConfigPatch, readConfigFile } from './state/config-store.js';
 import { NetworkAdmission } from './net/admission.js';
 import { ClientConnection, toResponseError } from './net/connection.js';
-import type { DaemonContext } from './context.js';
+import type { DaemonContext, ShutdownOptions } from './context.js';
 import { baseEnvironment } from './env.js';
 import { terminateGroup } from './executor/kill.js';
 import { Spawner } from './executor/spawner.js';
 import { HANDLERS } from './handlers/index.js';
 import { announceSettlement } from './jobs/announce.js';
-import { killAllJobs } from './jobs/job-control.js';
+import { followAdopted } from './jobs/adopt.js';
+import { keepOrKillJobs, killAllJobs } from './jobs/job-control.js';
 import { JobTable } from './jobs/job-table.js';
 import { killOrphanedGroups } from './jobs/recovery.js';
 import { boundLogFile, type Logger } from './logger.js';
 import { ProcessRegistry } from './process-registry.js';
 import { isScopeMode, killEscapedProcesses, ProcessScopes } from './process-scopes.js';
+import { restoreJobKeys } from './request-keys/job-keys.js';
 import { RequestKeyStore } from './request-keys/key-store.js';
 import { RegexChecker } from './waits/regex-checker.js';
 import { createSandboxRunner } from './sandbox/runner.js';
@@ -64,7 +66,7 @@ export interface RunningDaemon {
   /** Resolves when the daemon has shut down completely. */
   closed: Promise<void>;
   /** Starts a graceful shutdown and resolves when it is complete; never rejects (a failed step is logged). */
-  shutdown(reason: string): Promise<void>;
+  shutdown(reason: string, options?: ShutdownOptions): Promise<void>;
 }
 
 /** The package version, read once. */
@@ -144,6 +146,8 @@ async function startOwnedDaemon(
   let listener: PrivateListener | undefined;
   let network: NetworkListeners | undefined;
   let shutdownPromise: Promise<void> | undefined;
+  /** Set by the first `keepJobs` request, whichever shutdown request starts the shutdown. */
+  let keepJobsRequested = false;
   let stopIdleSessions = () => {};
   let markClosed: () => void = () => {};
   const closed = new Promise<void>((resolve) => (markClosed = resolve));
@@ -171,9 +175,12 @@ async function startOwnedDaemon(
     () => config.get(),
     paths.spill,
   );
-  // Jobs a crashed daemon left running are failed now; their groups die in the background.
-  const interrupted = jobs.restore(config.get().maxOutputBytes);
+  // Jobs a crashed daemon left running are failed now; their groups die in the background. Jobs a
+  // keepJobs shutdown left running are this daemon's now (SPEC §14).
+  const { interrupted, adopted } = jobs.restore(config.get().maxOutputBytes);
   killOrphanedGroups(interrupted, processes, config.get().graceMs, options.log);
+  for (const job of adopted) followAdopted(job, processes, config.get().maxOutputBytes, options.log);
+  if (adopted.length > 0) options.log.info({ adopted: adopted.map((job) => job.id) }, 'adopted running jobs');
   const terminals = new TerminalTable({
     journalPath: paths.terminals,
     sessions,
@@ -214,10 +221,19 @@ async function startOwnedDaemon(
     sandbox: await sandbox,
     spill,
     shuttingDown: false,
-    // eslint-disable-next-line @typescript-eslint/no-floating-promises -- shutdown() logs a failure and never rejects
-    requestShutdown: (reason) => void shutdown(reason),
+    requestShutdown: (reason, shutdownOptions) => {
+      if (shutdownOptions?.keepJobs) keepJobsRequested = true;
+      // eslint-disable-next-line @typescript-eslint/no-floating-promises -- shutdown() logs a failure and never rejects
+      void shutdown(reason, shutdownOptions);
+    },
+    noteKeepJobs: () => {
+      keepJobsRequested = true;
+    },
     nextRunName: () => `run-${stamp}-${++runCounter}`,
   };
+
+  // Keyed starts of the jobs the journal kept still answer their job (SPEC §14).
+  restoreJobKeys(context.requestKeys, jobs.list());
 
   /**
    * Runs one shutdown step; a step that fails (a full disk under the journal, …) or passes
@@ -238,8 +254,9 @@ async function startOwnedDaemon(
     }
   }
 
-  async function shutdown(reason: string): Promise<void> {
+  async function shutdown(reason: string, shutdownOptions: ShutdownOptions = {}): Promise<void> {
     shutdownPromise ??= (async () => {
+      const keepJobs = keepJobsRequested || shutdownOptions.keepJobs === true;
       context.shuttingDown = true;
       await step('log', () => context.log.info({ reason }, 'shutting down'));
       await step('stop idle sessions', stopIdleSessions);
@@ -251,8 +268,21 @@ async function startOwnedDaemon(
       // answered by then is not waited for: the step below kills every group that is left.
       const killBound = graceMs + 10_000;
       await step('abort runs', () => context.runs.abortWhere(() => true, SHUTDOWN_ABORT), killBound);
-      await step('kill jobs', () => killAllJobs(jobs, graceMs), killBound);
-      await step('close terminals', () => terminals.closeAll('daemon shut down'), killBound);
+      if (keepJobs) {
+        // Kept groups are no longer this daemon's: no later step kills them, nor its spawners.
+        await step(
+          'keep jobs',
+          async () => {
+            const kept = await keepOrKillJobs(jobs, processes, graceMs);
+            context.spawner.keep(kept.map((job) => job.pid));
+            context.log.info({ kept: kept.map((job) => job.id) }, 'running jobs left for the next daemon');
+          },
+          killBound,
+        );
+      } else await step('kill jobs', () => killAllJobs(jobs, graceMs), killBound);
+      // A PTY does not outlive its master, which is this process's.
+      const terminalReason = keepJobs ? TERMINALS_DO_NOT_SURVIVE : 'daemon shut down';
+      await step('close terminals', () => terminals.closeAll(terminalReason), killBound);
       await step('end file transfers and watches', () => releaseAllFiles(context));
       await step('close the journal', () => jobs.close());
       await step('kill leftovers', () => context.processes.killLeftovers(undefined, graceMs));
@@ -262,7 +292,8 @@ async function startOwnedDaemon(
       );
       // The one step that ends processes outside every tracked group: a shutdown that keeps jobs
       // running across a restart skips it, or their escaped descendants would die here.
-      await step('kill escaped processes', () => killEscapedProcesses(context.processes.scopes, graceMs));
+      if (!keepJobs)
+        await step('kill escaped processes', () => killEscapedProcesses(context.processes.scopes, graceMs));
       const open = [...connections];
       // Every aborted run is answered, then the answers reach their clients before the process
       // exits (a peer that does not read gets FLUSH_WAIT_MS for each step).

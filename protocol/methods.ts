@@ -42,6 +42,7 @@ import type {
   SessionUpdateResult,
   ShellRunResult,
   ShellStartResult,
+  YieldedRunResult,
 } from './types.js';
 import {
   TERMINAL_SIGNALS,
@@ -144,15 +145,25 @@ export type DataEncoding = (typeof DATA_ENCODINGS)[number];
 const dataEncoding = (z: Zod) => z.enum(DATA_ENCODINGS, { error: 'must be text or base64' });
 const outputToken = (z: Zod) => z.union([z.string(), z.number()], { error: 'must be a string or a number' });
 
+/** The largest `yieldMs` of a `shell/run`: 24 hours. */
+export const MAX_YIELD_MS = 86_400_000;
+
 /**
- * `shell/run`: a foreground run; `outputToken` asks for `$/progress` streaming. With a token,
+ * `shell/run`: a foreground run; `yieldMs` turns it into a background job of the session when it
+ * still runs then (SPEC §14: the answer is a `YieldedRunResult`); `outputToken` asks for `$/progress` streaming. With a token,
  * `outputEncoding: 'base64'` streams the exact bytes, `keepStdinOpen` starts the command with an
  * open stdin that `shell/write` feeds, and `keepCapture: false` deletes what spilled to disk (the
  * caller has every byte already).
  */
-export const ShellRun = keyed<ShellRunResult>()('shell/run', (z) =>
+export const ShellRun = keyed<ShellRunResult | YieldedRunResult>()('shell/run', (z) =>
   execRequestSchema()
     .extend({
+      yieldMs: z
+        .number({ error: 'must be a whole number of milliseconds' })
+        .int({ error: 'must be a whole number of milliseconds' })
+        .min(1, { error: `must be between 1 and ${MAX_YIELD_MS}` })
+        .max(MAX_YIELD_MS, { error: `must be between 1 and ${MAX_YIELD_MS}` })
+        .optional(),
       outputToken: outputToken(z).optional(),
       outputEncoding: dataEncoding(z).optional(),
       keepStdinOpen: z.boolean({ error: 'must be a boolean' }).optional(),
@@ -174,6 +185,14 @@ export const ShellRun = keyed<ShellRunResult>()('shell/run', (z) =>
           code: 'custom',
           path: ['stdin'],
           message: 'excludes keepStdinOpen (write it with shell/write)',
+        });
+      }
+      // A run that may yield runs as a job from its start: its output goes to the job's log.
+      if (params.yieldMs !== undefined && params.outputToken !== undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['yieldMs'],
+          message: 'excludes outputToken (a yielding run is not streamed; read its job after the yield)',
         });
       }
     }),
@@ -437,8 +456,13 @@ export const ConfigSet = request<Config>()('config/set', (z) =>
 /** `daemon/status`. */
 export const DaemonStatus = request<DaemonStatusResult>()('daemon/status', empty);
 
-/** `daemon/shutdown`: answer, then exit gracefully. */
-export const DaemonShutdown = request<{ ok: true }>()('daemon/shutdown', empty);
+/**
+ * `daemon/shutdown`: answer, then exit gracefully. `keepJobs` leaves running jobs running for the
+ * next daemon on the state dir to adopt (SPEC §14); terminals are closed either way.
+ */
+export const DaemonShutdown = request<{ ok: true }>()('daemon/shutdown', (z) =>
+  z.strictObject({ keepJobs: z.boolean({ error: 'must be a boolean' }).optional() }).optional(),
+);
 
 const renderOptions = (z: Zod) => ({
   /** Escalation targets wider than the run's mode: a denial then carries the escalation hint line. */

@@ -108,6 +108,20 @@ export const shellRunResultSchema = lazySchema((z) =>
   }),
 );
 
+/** The schema of a `YieldedRunResult`. */
+export const yieldedRunResultSchema = lazySchema((z) =>
+  z.object({
+    yielded: z.literal(true),
+    jobId: z.string(),
+    pid: z.number(),
+    startedAt: z.string(),
+    durationMs: z.number(),
+    stdout: collectedOutputSchema(),
+    stderr: collectedOutputSchema(),
+    sandbox: sandboxReportSchema().optional(),
+  }),
+);
+
 /** The schema of one stream's part of a `job/read`. */
 export const readStreamSchema = lazySchema((z) =>
   z.object({ text: z.string(), from: z.number(), offset: z.number(), nextOffset: z.number() }),

@@ -55,6 +55,7 @@ import {
   sandboxBackendInfoSchema,
   peekedStreamSchema,
   shellRunResultSchema,
+  yieldedRunResultSchema,
   terminalSnapshotSchema,
   waitReasonSchema,
 } from './result-schemas.js';
@@ -125,7 +126,7 @@ const results = (): ResultEntry[] => [
       sandboxPolicy: sandboxPolicySchema(),
     }),
   ),
-  result(ShellRun, () => shellRunResultSchema()),
+  result(ShellRun, (z) => z.union([shellRunResultSchema(), yieldedRunResultSchema()])),
   result(ShellStart, (z) => z.object({ jobId: z.string(), pid: z.number(), startedAt: z.string() })),
   result(JobRead, () => jobReadResultSchema()),
   result(JobPeek, (z) =>

@@ -66,6 +66,24 @@ export interface ShellRunResult {
   sandbox?: SandboxReport;
 }
 
+/**
+ * The answer of a `shell/run` with `yieldMs` whose command still ran then (SPEC §14): the same
+ * process goes on as background job `jobId` of the session, and `stdout`/`stderr` hold the
+ * output so far (the job's reader starts after it). A run that ended sooner answers a `ShellRunResult`.
+ */
+export interface YieldedRunResult {
+  yielded: true;
+  jobId: string;
+  pid: number;
+  /** ISO 8601: when the command started. */
+  startedAt: string;
+  /** How long it had run when it yielded. */
+  durationMs: number;
+  stdout: CollectedOutput;
+  stderr: CollectedOutput;
+  sandbox?: SandboxReport;
+}
+
 /** A background job's lifecycle state. */
 export type JobStatus = 'running' | 'stopping' | 'completed' | 'killed' | 'failed';
 

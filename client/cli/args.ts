@@ -96,6 +96,23 @@ export function parseMs(command: string, flag: string, raw: string | undefined):
   return value;
 }
 
+/** Milliseconds per unit of a duration flag. */
+const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };
+
+/**
+ * A duration flag (`500ms`, `10s`, `2m`, `1h`; a bare number is milliseconds) in milliseconds,
+ * rounded to a whole one; a usage error naming the flag for anything else.
+ */
+export function parseDuration(command: string, flag: string, raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined;
+  const match = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(raw.trim());
+  const value = match ? Math.round(Number(match[1]) * DURATION_UNITS[match[2] ?? 'ms']!) : NaN;
+  if (!(Number.isFinite(value) && value > 0)) {
+    throw usageError(command, `${flag} must be a positive duration (500ms, 10s, 2m, 1h), got ${JSON.stringify(raw)}`);
+  }
+  return value;
+}
+
 /** The parts of a subcommand's help text. */
 export interface HelpParts {
   /** After `usage: execd `. */

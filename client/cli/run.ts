@@ -1,6 +1,6 @@
 /** `execd run -- COMMAND...`: a foreground run, streamed live, with the model's markers at the end. */
-import type { OutputProgress, ShellRunResult } from '../../protocol/types.js';
-import type { ExecdClient } from '../connection.js';
+import type { OutputProgress, ShellRunResult, YieldedRunResult } from '../../protocol/types.js';
+import { isYielded, type ExecdClient } from '../connection.js';
 import {
   DAEMON_STOPPED_LINE,
   exitMarker,
@@ -10,7 +10,15 @@ import {
   timeoutLine,
   truncationLine,
 } from '../../shared/render.js';
-import { ENDPOINT_HELP, ENDPOINT_OPTIONS, endpointOf, parseCommand, parseMs, type CommandRunner } from './args.js';
+import {
+  ENDPOINT_HELP,
+  ENDPOINT_OPTIONS,
+  endpointOf,
+  parseCommand,
+  parseDuration,
+  parseMs,
+  type CommandRunner,
+} from './args.js';
 import { connectOrStart } from './autostart.js';
 import { EXIT_OUTPUT_CLOSED, onOutputClosed, outputClosed } from './closed-output.js';
 import { commandFromWords, commandWordsHelp } from './command-words.js';
@@ -23,7 +31,7 @@ import { openSession, SESSION_HELP, SESSION_OPTION } from './session.js';
 
 /** Help text of `execd run`. */
 export const RUN_HELP = `usage: execd run [--session ID] [--workdir DIR] [--timeout MS] [--env NAME=VALUE]... [--no-stdin]
-                 [--sandbox MODE] [--json | --render] -- COMMAND...
+                 [--sandbox MODE] [--yield DURATION] [--json | --render] -- COMMAND...
 
 Runs COMMAND with bash -c in the daemon (starting the daemon if none runs). Output streams live,
 byte for byte (execd run -- 'gzip -c FILE' | gunzip); at the end the lines the model's view adds
@@ -40,6 +48,10 @@ ${SESSION_HELP}
 ${ENV_HELP}
 ${SANDBOX_HELP}
   --no-stdin         do not read stdin even when it is a pipe (the command gets an empty stdin)
+  --yield DURATION   a command still running after DURATION (10s, 500ms, 2m) goes on as a
+                     background job of the session: its output so far is printed, then its id
+                     and how to read, wait for or kill it, and execd run exits 0. Output is
+                     printed at the end, not streamed, and stdin is not read
   --json             print the ShellRunResult as JSON instead of streaming
   --render           print exactly the text the model would read, once, at the end
 ${ENDPOINT_HELP}
@@ -49,6 +61,7 @@ Exit code: the command's; 124 after a timeout; 128+n after signal n; 125 for an 
 Examples:
   execd run --timeout 5000 -- 'ls -l | head'
   execd run --env DEBUG=1 -- npm test
+  execd run --yield 10s -- make
 `;
 
 /** Exit code after the run was interrupted (Ctrl-C), as a shell reports SIGINT. */
@@ -114,6 +127,7 @@ export const runCommand: CommandRunner = async (argv, globals) => {
       env: { type: 'string', multiple: true, default: [] },
       sandbox: { type: 'string' },
       'no-stdin': { type: 'boolean', default: false },
+      yield: { type: 'string' },
       json: { type: 'boolean', default: false },
       render: { type: 'boolean', default: false },
     },
@@ -126,7 +140,15 @@ export const runCommand: CommandRunner = async (argv, globals) => {
   const env = parseEnvPairs(values.env, 'run');
   const workdir = values.workdir ?? process.cwd();
   const sandboxPolicy = sandboxPolicyOf(values.sandbox, workdir, 'run');
+  const yieldMs = parseDuration('run', '--yield', values.yield);
   const client = await connectOrStart(endpointOf(values, globals));
+  if (yieldMs !== undefined) {
+    try {
+      return await runYielding(client, positionals, { ...values, timeoutMs, env, yieldMs });
+    } finally {
+      client.close();
+    }
+  }
   try {
     const input = values['no-stdin'] || stdinIsTerminal() ? undefined : process.stdin;
     const command = commandFromWords(positionals, client.info.capabilities.shell);
@@ -172,3 +194,69 @@ export const runCommand: CommandRunner = async (argv, globals) => {
     client.close();
   }
 };
+
+/** The notice of a run that yielded: its job, and the commands that go on with it. */
+export function yieldedLine(result: YieldedRunResult): string {
+  const id = result.jobId;
+  return `[still running as background job ${id} (pid ${result.pid}) after ${result.durationMs} ms: execd read ${id} | execd wait ${id} | execd kill ${id}]`;
+}
+
+/** What `execd run --yield` needs besides the client. */
+interface YieldingOptions {
+  session: string;
+  workdir?: string;
+  timeoutMs: number | undefined;
+  env: Record<string, string> | undefined;
+  yieldMs: number;
+  json: boolean;
+  render: boolean;
+}
+
+/**
+ * `execd run --yield`: not streamed (the command runs as a job of the session from its start).
+ * A run that ended prints as `--json`/`--render` or its output then its lines; one that yielded
+ * prints its output so far and the job's notice, and exits 0.
+ */
+async function runYielding(client: ExecdClient, words: string[], options: YieldingOptions): Promise<number> {
+  const command = commandFromWords(words, client.info.capabilities.shell);
+  await openSession(client, options.session);
+  const controller = new AbortController();
+  const interrupt = () => controller.abort();
+  process.once('SIGINT', interrupt);
+  let result: ShellRunResult | YieldedRunResult;
+  try {
+    result = await client.run(
+      {
+        sessionId: options.session,
+        command,
+        workdir: options.workdir ?? process.cwd(),
+        timeoutMs: options.timeoutMs,
+        env: options.env,
+        yieldMs: options.yieldMs,
+      },
+      { signal: controller.signal },
+    );
+  } finally {
+    process.removeListener('SIGINT', interrupt);
+  }
+  if (options.json) {
+    write('stdout', `${JSON.stringify(result, null, 2)}\n`);
+    return isYielded(result) ? 0 : exitCodeOf(result);
+  }
+  if (isYielded(result)) {
+    write('stdout', result.stdout.text);
+    write('stderr', result.stderr.text);
+    write('stderr', `${yieldedLine(result)}\n`);
+    return 0;
+  }
+  if (options.render) {
+    const text = renderResult(result);
+    write('stdout', text.endsWith('\n') ? text : `${text}\n`);
+  } else {
+    write('stdout', result.stdout.text);
+    write('stderr', result.stderr.text);
+    const suffix = modelSuffix(result);
+    if (suffix.length > 0) write('stderr', `${suffix.join('\n')}\n`);
+  }
+  return result.aborted && !result.daemonStopped ? EXIT_INTERRUPTED : exitCodeOf(result);
+}

@@ -10,11 +10,17 @@ import { CliError } from './errors.js';
 
 /** Help text of `execd stop`. */
 export const STOP_HELP = commandHelp({
-  usage: 'stop',
+  usage: 'stop [--keep-jobs]',
   about: `Shuts the daemon down gracefully: in-flight runs are answered (aborted), every job and
 process tree is killed, the journal is written and the socket removed. Returns once the socket is
-gone. With no daemon running, says so and exits 0.`,
-  examples: ['execd stop'],
+gone. With no daemon running, says so and exits 0.
+
+With --keep-jobs, running jobs are left running (their output goes on into their log files) and
+the next daemon started on the same state dir adopts them: listed running, readable, killable.
+Terminals are closed all the same (a terminal does not survive its daemon), and a job whose
+stderr the daemon reads through a pipe (a sandboxed job) is killed as without --keep-jobs.`,
+  options: ['  --keep-jobs        leave running jobs running for the next daemon on this state dir'],
+  examples: ['execd stop', 'execd stop --keep-jobs && execd status'],
 });
 
 /** How long a graceful shutdown may take (kills wait up to graceMs per tree, in parallel). */
@@ -22,7 +28,11 @@ const STOP_TIMEOUT_MS = 60_000;
 
 /** Runs `execd stop`. */
 export const stopCommand: CommandRunner = async (argv, globals) => {
-  const { values } = parseCommand('stop', { args: argv, options: { ...ENDPOINT_OPTIONS }, strict: true });
+  const { values } = parseCommand('stop', {
+    args: argv,
+    options: { ...ENDPOINT_OPTIONS, 'keep-jobs': { type: 'boolean', default: false } },
+    strict: true,
+  });
   const endpoint = endpointOf(values, globals);
   const client = await connectIfRunning(endpoint, ADMIN_OPTIONS);
   if (!client) {
@@ -31,7 +41,7 @@ export const stopCommand: CommandRunner = async (argv, globals) => {
   }
   const pid = client.info.daemon.pid;
   try {
-    await client.call(DaemonShutdown, {});
+    await client.call(DaemonShutdown, values['keep-jobs'] ? { keepJobs: true } : {});
   } finally {
     client.close();
   }
@@ -43,6 +53,7 @@ export const stopCommand: CommandRunner = async (argv, globals) => {
       throw new CliError(`execd stop: the daemon (pid ${pid}) still listens after ${STOP_TIMEOUT_MS}ms`);
     await sleep(20);
   }
-  process.stdout.write(`execd daemon stopped (pid ${pid})\n`);
+  const kept = values['keep-jobs'] ? ', running jobs left running for the next daemon' : '';
+  process.stdout.write(`execd daemon stopped (pid ${pid})${kept}\n`);
   return 0;
 };

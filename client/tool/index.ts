@@ -34,6 +34,12 @@ export interface ShellToolsOptions {
   session: ToolSession;
   /** Offer `run_in_background` and the job tools; default: what the daemon advertises. */
   enableRunInBackground?: boolean;
+  /**
+   * A foreground run still going after this many ms goes on as a background job (`shell/run`
+   * `yieldMs`, SPEC §14); the model reads its output so far and the job's id, and follows it with
+   * the job tools. Only with background runs; default: off (no model-visible parameter either way).
+   */
+  yieldMs?: number;
   /** Approves escalations; without it, no `sandbox_permissions` is offered. */
   approveEscalation?: ApproveEscalation;
   /** Receives a notice when a background job of the session settles. */
@@ -125,7 +131,14 @@ export async function createShellTools(options: ShellToolsOptions): Promise<Shel
     };
   }
   const { escalation } = argsConfigOf(session, background, options.approveEscalation);
-  const shell = createShellTool({ client, session, flavor, background, approveEscalation: options.approveEscalation });
+  const shell = createShellTool({
+    client,
+    session,
+    flavor,
+    background,
+    approveEscalation: options.approveEscalation,
+    ...(background && options.yieldMs !== undefined && { yieldMs: options.yieldMs }),
+  });
   const jobOptions = { client, sessionId: session.id, escalation };
   const jobOutput = background ? createJobOutputTool(jobOptions) : undefined;
   const jobKill = background ? createJobKillTool(jobOptions) : undefined;

@@ -5,9 +5,9 @@
  */
 import { ShellStart, type ParamsOf } from '../../protocol/methods.js';
 import type { SandboxMode, SandboxPolicy } from '../../protocol/sandbox.js';
-import type { ShellRunResult } from '../../protocol/types.js';
-import type { ExecdClient } from '../connection.js';
-import { escalationHintLine, renderResult } from '../../shared/render.js';
+import type { ShellRunResult, YieldedRunResult } from '../../protocol/types.js';
+import { isYielded, type ExecdClient } from '../connection.js';
+import { escalationHintLine, renderOutput, renderResult } from '../../shared/render.js';
 import { shellArgsJsonSchema, validateShellArgs, type ArgsConfig, type ShellArgs } from './args.js';
 import { toolDescription, type ShellFlavor } from './description.js';
 import {
@@ -32,6 +32,7 @@ import { resolveWorkdir } from './workdir.js';
 export type ShellToolDetails =
   | { kind: 'run'; result: ShellRunResult }
   | { kind: 'background'; jobId: string; pid: number; startedAt: string }
+  | { kind: 'yielded'; result: YieldedRunResult }
   | { kind: 'invalid'; message: string }
   | { kind: 'rejected'; requestedMode: SandboxMode; outcome: 'rejected' | 'cancelled' | 'unavailable' }
   | CallFailure;
@@ -43,6 +44,8 @@ export interface ShellToolOptions {
   flavor: ShellFlavor;
   /** Offer `run_in_background`. */
   background: boolean;
+  /** Turn a foreground run still going after this many ms into a background job (needs `background`). */
+  yieldMs?: number;
   /** Offer `sandbox_permissions`: needs a sandbox in force; without it no escalation is offered. */
   approveEscalation?: ApproveEscalation;
 }
@@ -112,6 +115,13 @@ async function policyForCall(
   return { policy: escalatedPolicy(current, target) };
 }
 
+/** What the model reads of a run that yielded: its output so far, then where it went on. */
+export function yieldedText(result: YieldedRunResult): string {
+  const output = renderOutput(result.stdout, result.stderr);
+  const line = `[still running after ${result.durationMs} ms: continues as background job ${result.jobId}; read it with job_output, stop it with job_kill]`;
+  return output.length === 0 ? line : `${output}${output.endsWith('\n') ? '' : '\n'}${line}`;
+}
+
 /** Builds the shell tool of a session. */
 export function createShellTool(options: ShellToolOptions): ModelTool<ShellToolDetails> {
   const { client, session, flavor } = options;
@@ -151,8 +161,15 @@ export function createShellTool(options: ShellToolOptions): ModelTool<ShellToolD
           details: { kind: 'background', ...started },
         };
       }
-      const result = await client.run(request, { signal });
+      const yieldMs = options.background ? options.yieldMs : undefined;
+      const answer =
+        yieldMs === undefined
+          ? await client.run(request, { signal })
+          : await client.run({ ...request, yieldMs }, { signal });
       throwIfAborted(signal);
+      if (isYielded(answer))
+        return { text: yieldedText(answer), isError: false, details: { kind: 'yielded', result: answer } };
+      const result = answer;
       const hintTargets = config.escalation && result.sandbox ? widerTargets(result.sandbox.mode) : [];
       const escalationHint = hintTargets.length > 0 ? escalationHintLine(hintTargets) : undefined;
       return { text: renderResult(result, { escalationHint }), isError: false, details: { kind: 'run', result } };

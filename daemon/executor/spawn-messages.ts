@@ -40,8 +40,15 @@ export interface CaptureTarget {
   path: string;
 }
 
-/** Daemon → spawner. 'memory' asks for its memory use, which only it can read (it is non-dumpable). */
-export type ToSpawner = { t: 'spawn'; id: number; order: SpawnOrder } | { t: 'memory'; id: number };
+/**
+ * Daemon → spawner. 'memory' asks for its memory use, which only it can read (it is non-dumpable);
+ * `keep`: the children with these pids outlive the spawner (a `keepJobs` shutdown): their groups
+ * are not killed when the channel closes.
+ */
+export type ToSpawner =
+  | { t: 'spawn'; id: number; order: SpawnOrder }
+  | { t: 'memory'; id: number }
+  | { t: 'keep'; pids: number[] };
 
 /** Spawner → daemon. */
 export type FromSpawner =

@@ -113,10 +113,12 @@ function start(id: number, order: SpawnOrder): void {
   });
 }
 
-// Spawn orders, and questions about this process's memory (the daemon cannot read it: non-dumpable).
+// Spawn orders, questions about this process's memory (the daemon cannot read it: non-dumpable),
+// and before a keepJobs shutdown the children that must outlive this process.
 process.on('message', (message: ToSpawner) => {
   if (message.t === 'spawn') start(message.id, message.order);
-  else post({ t: 'memory', id: message.id, use: readMemoryUse(process.pid) ?? null });
+  else if (message.t === 'memory') post({ t: 'memory', id: message.id, use: readMemoryUse(process.pid) ?? null });
+  else for (const [id, child] of children) if (message.pids.includes(child.pid!)) children.delete(id);
 });
 
 // Signals meant for the daemon (a terminal's Ctrl-C reaches the whole group) are the daemon's to

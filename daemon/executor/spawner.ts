@@ -192,6 +192,15 @@ export class Spawner {
     return (await Promise.all(answers)).filter((use) => use !== undefined);
   }
 
+  /**
+   * The children with these pids outlive the spawner processes (a `keepJobs` shutdown): sent
+   * before `close`, on the same channel, so each spawner knows before it sees the channel close.
+   */
+  keep(pids: number[]): void {
+    if (pids.length === 0) return;
+    for (const spawner of this.pool) send(spawner, { t: 'keep', pids });
+  }
+
   /** Lets the spawner processes go (at shutdown, once every process tree is gone). */
   close(): void {
     this.closed = true;

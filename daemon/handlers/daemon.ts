@@ -75,11 +75,15 @@ export const daemonHandlers = [
     config: daemon.config.get(),
   })),
 
-  handler(DaemonShutdown, (_params, { daemon, conn }) => {
+  handler(DaemonShutdown, (params, { daemon, conn }) => {
     const refused = requireAdmin(conn, 'daemon/shutdown');
     if (refused) return refused;
-    // Answer first; the shutdown starts once the reply is on its way.
-    setImmediate(() => daemon.requestShutdown('daemon/shutdown'));
+    const keepJobs = params?.keepJobs === true;
+    const reason = keepJobs ? 'daemon/shutdown keepJobs' : 'daemon/shutdown';
+    // Answer first; the shutdown starts once the reply is on its way. keepJobs is noted now, so a
+    // signal that comes before then still stops the daemon keeping the jobs.
+    if (keepJobs) daemon.noteKeepJobs();
+    setImmediate(() => daemon.requestShutdown(reason, { keepJobs }));
     return { ok: true as const };
   }),
 ];

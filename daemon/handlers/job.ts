@@ -26,6 +26,7 @@ import { waitForOutput } from '../jobs/read-wait.js';
 import { recordReportedOutputs } from '../state/output-files.js';
 import { startJob } from '../jobs/start-job.js';
 import { sessionSpillDir } from '../session-lifecycle.js';
+import { fingerprintRequest } from '../request-keys/fingerprint.js';
 import { checkSpawnLimits, confineSpec, resolveRequest } from './shell.js';
 
 /**
@@ -78,6 +79,10 @@ export const jobHandlers = [
       stdin: params.stdin,
       keepStdinOpen: params.keepStdinOpen,
       unit,
+      // Journaled, so a repeat of the key after a restart still answers this job.
+      ...(params.requestKey !== undefined && {
+        requestKey: { key: params.requestKey, fingerprint: fingerprintRequest(ShellStart.method, params) },
+      }),
     });
     return { jobId: job.id, pid: job.pid, startedAt: job.identity.startedAt.toISOString() };
   }),
@@ -133,10 +138,10 @@ export const jobHandlers = [
 
   handler(JobList, (params, { daemon, conn }) => {
     if ('all' in params)
-      return requireAdmin(conn, 'job/list { all }') ?? daemon.jobs.list().map((job) => job.snapshot());
+      return requireAdmin(conn, 'job/list { all }') ?? daemon.jobs.visible().map((job) => job.snapshot());
     const session = daemon.sessions.require(params.sessionId, conn);
     if (session instanceof ExecdError) return session;
-    return daemon.jobs.list(params.sessionId).map((job) => job.snapshot());
+    return daemon.jobs.visible(params.sessionId).map((job) => job.snapshot());
   }),
 
   handler(JobRelease, async (params, ctx) => {

@@ -1,8 +1,8 @@
 /** `shell/resolve` and `shell/run`: resolve once, then run the resolved spec. */
 import { join } from 'node:path';
 import { ExecdError } from '../../protocol/errors.js';
-import { ShellResolve, ShellRun, type ExecRequest } from '../../protocol/methods.js';
-import type { ExecSpec } from '../../protocol/types.js';
+import { ShellResolve, ShellRun, type ExecRequest, type ParamsOf } from '../../protocol/methods.js';
+import type { ExecSpec, ShellRunResult, YieldedRunResult } from '../../protocol/types.js';
 import { maskEnv } from '../env.js';
 import { runForeground, type OutputFlow } from '../executor/run.js';
 import type { DaemonContext } from '../context.js';
@@ -14,6 +14,7 @@ import { confine, type Confinement } from '../sandbox/runner.js';
 import { recordReportedOutputs } from '../state/output-files.js';
 import { sessionSpillDir } from '../session-lifecycle.js';
 import { dropCapture, openRunStdin, progressSender } from './shell-stream.js';
+import { runYielding } from './yield-run.js';
 
 /** Resolves a request against its session; SESSION_NOT_FOUND when this connection has not opened it. */
 export function resolveRequest(request: ExecRequest, { daemon, conn }: HandlerContext): ExecSpec | ExecdError {
@@ -72,6 +73,36 @@ export function confineSpec(
   });
 }
 
+/** A `shell/run` with `yieldMs`: cancelled, and aborted at shutdown, like any run until it yields. */
+async function yieldingRun(
+  params: ParamsOf<typeof ShellRun>,
+  yieldMs: number,
+  { daemon, conn, token, attached }: HandlerContext,
+  spec: ExecSpec,
+  confinement: Confinement | undefined,
+): Promise<ShellRunResult | YieldedRunResult | ExecdError> {
+  const controller = new AbortController();
+  const cancel = token.onCancellationRequested(() => controller.abort());
+  const done = runYielding(daemon, {
+    spec,
+    confinement,
+    sessionId: params.sessionId,
+    stdin: params.stdin,
+    yieldMs,
+    signal: controller.signal,
+  });
+  daemon.runs.add({ sessionId: params.sessionId, owner: attached ?? conn, controller, done });
+  try {
+    const result = await done;
+    if (!(result instanceof ExecdError) && !('yielded' in result)) {
+      recordReportedOutputs(daemon, params.sessionId, [result.stdout.spillPath, result.stderr.spillPath]);
+    }
+    return result;
+  } finally {
+    cancel.dispose();
+  }
+}
+
 /** Handlers of the foreground shell methods. */
 export const shellHandlers = [
   handler(ShellResolve, (params, ctx) => {
@@ -89,6 +120,8 @@ export const shellHandlers = [
     spec.env = { ...spec.env, ...daemon.processes.scopes.env(params.sessionId, runName) };
     const confinement = confineSpec(daemon, spec, params.sessionId);
     if (confinement instanceof ExecdError) return confinement;
+
+    if (params.yieldMs !== undefined) return yieldingRun(params, params.yieldMs, ctx, spec, confinement);
 
     const controller = new AbortController();
     const session = daemon.sessions.get(params.sessionId);

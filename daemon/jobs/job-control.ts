@@ -5,7 +5,9 @@
 import { lstat, rm, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { MAX_TIMER_MS } from '../../protocol/config.js';
+import type { ProcessRegistry } from '../process-registry.js';
 import type { Job } from './job.js';
+import { CapturedFileStream, GrowingLogFileStream } from './job-streams.js';
 import type { JobTable } from './job-table.js';
 
 /**
@@ -97,6 +99,36 @@ export async function endSessionJobs(table: JobTable, sessionId: string, graceMs
 /** Shutdown: every live job's tree is killed; the table keeps them, settled, for the next daemon. */
 export async function killAllJobs(table: JobTable, graceMs: number): Promise<void> {
   await Promise.all(table.live().map((job) => killJob(job, graceMs)));
+}
+
+/**
+ * A `keepJobs` shutdown (SPEC §14): a running job whose output needs no daemon — both streams
+ * written by its process into its log files — is left running, journaled `kept`, and its group
+ * untracked so no later step kills it. The others (a sandbox runner's stderr through a pipe, a
+ * job being stopped or not spawned yet) are killed as at any shutdown. Resolves with the kept.
+ */
+export async function keepOrKillJobs(table: JobTable, processes: ProcessRegistry, graceMs: number): Promise<Job[]> {
+  const kept: Job[] = [];
+  const doomed: Job[] = [];
+  for (const job of table.live()) {
+    const keepable = job.status === 'running' && !job.held && job.pid > 0 && job.killTree !== undefined;
+    (keepable && writesItsOwnLogs(job) ? kept : doomed).push(job);
+  }
+  for (const job of kept) {
+    job.kept = true;
+    job.unfollow?.();
+    for (const group of processes.live()) if (group.pgid === job.pid) processes.untrack(group);
+    table.record(job);
+  }
+  await Promise.all(doomed.map((job) => killJob(job, graceMs)));
+  return kept;
+}
+
+/** True when both streams of a live job go from its process straight into its log files. */
+function writesItsOwnLogs(job: Job): boolean {
+  const own = (stream: Job['streams']['stdout']) =>
+    stream instanceof CapturedFileStream || stream instanceof GrowingLogFileStream;
+  return own(job.streams.stdout) && own(job.streams.stderr);
 }
 
 /** Resolves when the job settles or `timeoutMs` passes (never, without a timeout), whichever is first. */

@@ -18,6 +18,8 @@ export function toRecord(job: Job): JobRecord {
   };
   if (job.procStartTime !== undefined) record.procStartTime = job.procStartTime;
   if (job.keptStdinOpen) record.keepStdinOpen = true;
+  if (job.kept && job.isLive) record.kept = true;
+  if (job.requestKey) record.requestKey = { ...job.requestKey };
   return record;
 }
 
@@ -51,6 +53,8 @@ export function fromRecord(record: JobRecord, windowBytes: number): Job {
   job.sandbox = record.sandbox;
   job.cursor = { ...record.cursor };
   job.keptStdinOpen = record.keepStdinOpen === true;
+  job.kept = record.kept === true;
+  job.requestKey = record.requestKey;
   job.restored = true;
   job.resolveIfSettled();
   return job;

@@ -169,6 +169,41 @@ export class LogFileStream implements JobStream {
   }
 }
 
+/**
+ * The log file of a job adopted after a restart, which its process still writes: like a
+ * `LogFileStream`, but its size is the file's now, so reads see each line once it is written.
+ */
+export class GrowingLogFileStream implements JobStream {
+  private lastBytes: number;
+
+  constructor(
+    private readonly path: string,
+    recordedBytes: number,
+    private readonly windowBytes: number,
+  ) {
+    this.lastBytes = recordedBytes;
+  }
+
+  get totalBytes(): number {
+    // A file cut or deleted under the job never shrinks what was already counted.
+    this.lastBytes = Math.max(this.lastBytes, fileSize(this.path) ?? 0);
+    return this.lastBytes;
+  }
+
+  get logPath(): string | undefined {
+    return fileSize(this.path) !== undefined ? this.path : undefined;
+  }
+
+  sliceFrom(from: number): StreamSlice {
+    return windowSlice(from, this.totalBytes, this.windowBytes, (start, end) => readRange(this.path, start, end));
+  }
+
+  pageFrom(from: number, maxBytes: number): StreamSlice {
+    const fromFile = (a: number, b: number) => readRange(this.path, a, b);
+    return page(from, maxBytes, this.totalBytes, fromFile, (start) => this.sliceFrom(start));
+  }
+}
+
 /** Size of a file, or undefined when it does not exist. */
 export function fileSize(path: string): number | undefined {
   try {

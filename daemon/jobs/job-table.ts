@@ -13,6 +13,7 @@ import type { Job } from './job.js';
 import { fromRecord, toRecord } from './job-record.js';
 import { JobJournal, loadJournal } from './journal.js';
 import { StdinPool } from './stdin-pool.js';
+import { adoptionOf, growingStreams } from './adopt.js';
 import { settledToRelease, type SettledBounds } from './retention.js';
 
 /** Bounds of the retention timer's period. */
@@ -49,10 +50,12 @@ export class JobTable {
   }
 
   /**
-   * Loads the journal of a previous daemon. Jobs it left running become `failed` (the daemon that
-   * ran them is gone) and are returned, so their process groups can be killed; ids continue.
+   * Loads the journal of a previous daemon; ids continue. Jobs it left running after a crash
+   * become `failed` (the daemon that ran them is gone) and are returned as `interrupted`, so their
+   * process groups can be killed. Jobs a `keepJobs` shutdown left running are `adopted`: still
+   * running, read from their growing logs, settled and announced like any job once followed.
    */
-  restore(windowBytes: number): Job[] {
+  restore(windowBytes: number): { interrupted: Job[]; adopted: Job[] } {
     const state = loadJournal(this.journal.path);
     if (state.readError !== undefined)
       this.log.warn({ code: state.readError }, 'job journal unreadable; starting with an empty job table');
@@ -60,16 +63,31 @@ export class JobTable {
       this.log.warn({ line: bad.line, type: bad.type, reason: bad.reason }, 'job journal: skipped a bad record');
     this.nextNumber = Math.max(this.nextNumber, state.nextNumber);
     const interrupted: Job[] = [];
+    const adopted: Job[] = [];
     for (const record of state.jobs) {
       const job = fromRecord(record, windowBytes);
-      if (job.settle({ kind: 'daemon-restarted' })) interrupted.push(job);
       this.jobs.set(job.id, job);
+      if (!job.kept || !job.isLive) {
+        if (job.settle({ kind: 'daemon-restarted' })) interrupted.push(job);
+        continue;
+      }
+      job.kept = false;
+      const adoption = adoptionOf(job);
+      if (adoption === 'adopt') {
+        // A kill asked of the earlier daemon is asked again of this one.
+        job.status = 'running';
+        growingStreams(job, windowBytes);
+        this.follow(job);
+        adopted.push(job);
+      } else if (adoption === 'ended') job.settle({ kind: 'adopted-ended', killRequested: false });
+      // A reused pid is someone else's: failed, and never killed.
+      else job.settle({ kind: 'daemon-restarted' });
     }
     this.pruneSettled();
     // Rewritten from what was kept: skipped lines and released jobs leave the file.
     this.journal.compact();
     this.schedulePrune();
-    return interrupted;
+    return { interrupted, adopted };
   }
 
   /**
@@ -120,9 +138,15 @@ export class JobTable {
   add(job: Job): void {
     this.jobs.set(job.id, job);
     this.record(job);
+    this.follow(job);
+  }
+
+  /** Journals and announces a job's settlement when it happens. */
+  private follow(job: Job): void {
     job.settled
       .then(() => {
-        if (this.jobs.get(job.id) !== job) return;
+        // A held job settled before its run yielded: the run answers, and forgets it.
+        if (this.jobs.get(job.id) !== job || job.held) return;
         this.record(job);
         this.onSettled(job);
         this.pruneSettled();
@@ -148,11 +172,17 @@ export class JobTable {
   /** The job if `sessionId` owns it: JOB_NOT_FOUND for an unknown id, FORBIDDEN for another session's. */
   require(jobId: string, sessionId: string): Job | ExecdError {
     const job = this.jobs.get(jobId);
-    if (!job) return new ExecdError('JOB_NOT_FOUND', `no job ${jobId}`);
+    // A run that has not yielded is not a job yet for anyone.
+    if (!job || job.held) return new ExecdError('JOB_NOT_FOUND', `no job ${jobId}`);
     if (job.ownerSession !== sessionId) {
       return new ExecdError('FORBIDDEN', `job ${jobId} belongs to another session, not to ${sessionId}`);
     }
     return job;
+  }
+
+  /** Every job a client may see (none held by a run that has not yielded), or one session's. */
+  visible(sessionId?: string): Job[] {
+    return this.list(sessionId).filter((job) => !job.held);
   }
 
   /** Every job, or one session's, in id order. */

@@ -29,6 +29,23 @@ export class Job {
   stdin: JobStdin | undefined;
   /** Whether the job was started with `keepStdinOpen` (journaled: its stdin does not survive a restart). */
   keptStdinOpen = false;
+  /**
+   * True while a `shell/run` with `yieldMs` has not yielded yet: the job is its run's, hidden from
+   * the job methods, and a settlement then is the run's answer, not a job notice (SPEC §14).
+   */
+  held = false;
+  /**
+   * Left running by a `daemon/shutdown { keepJobs }` (journaled): the next daemon adopts it
+   * instead of failing it as after a crash.
+   */
+  kept = false;
+  /**
+   * The `requestKey` of the keyed `shell/start` that created the job and the fingerprint of its
+   * params (journaled), so a restarted daemon still answers its repeat with this job (SPEC §14).
+   */
+  requestKey: { key: string; fingerprint: string } | undefined;
+  /** Stops following an adopted job's process group (set while a restarted daemon follows it). */
+  unfollow: (() => void) | undefined;
   /** Whether the job was brought back from the journal by a restarted daemon. */
   restored = false;
   /** `/proc` start time of `pid`, so a restarted daemon never kills a reused pid. */

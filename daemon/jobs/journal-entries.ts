@@ -18,6 +18,10 @@ export interface JobRecord extends Omit<JobSnapshot, 'kind'> {
   procStartTime?: number;
   /** Started with `keepStdinOpen`. */
   keepStdinOpen?: boolean;
+  /** Left running by a `daemon/shutdown { keepJobs }`: the next daemon adopts it. */
+  kept?: boolean;
+  /** The key of the keyed `shell/start` that created the job, and its params' fingerprint. */
+  requestKey?: { key: string; fingerprint: string };
   stdoutPath: string;
   stderrPath: string;
   cursor: { stdout: number; stderr: number };
@@ -67,6 +71,8 @@ const journalEntrySchema = lazySchema((z) => {
     pid: count,
     procStartTime: z.number().optional(),
     keepStdinOpen: z.boolean().optional(),
+    kept: z.boolean().optional(),
+    requestKey: z.object({ key: z.string().min(1).max(128), fingerprint: z.string().min(1) }).optional(),
     exitCode: z.number().int().nullable(),
     signal: z.string().nullable(),
     startedAt: isoDate,

@@ -6,6 +6,9 @@ import type { JobStatus } from '../../protocol/types.js';
 
 /** Detail of a job that was running when its daemon died. */
 export const DAEMON_RESTARTED_DETAIL = 'daemon restarted while the job was running';
+/** The detail of a job that ended by itself after a daemon adopted it (no exit status to report). */
+export const ADOPTED_ENDED_DETAIL =
+  'ended after a daemon restart (exit status unknown: only the daemon that started it could observe it)';
 
 /** How a job ended, as the executor saw it. */
 export type JobOutcome =
@@ -31,7 +34,9 @@ export type JobOutcome =
   /** The daemon died while the job ran; found on replay of the journal. */
   | { kind: 'daemon-restarted' }
   /** The process could no longer be followed (its spawner process died) and was killed. */
-  | { kind: 'lost'; reason: string };
+  | { kind: 'lost'; reason: string }
+  /** A job adopted after a restart ended: its exit status was its earlier daemon's to observe. */
+  | { kind: 'adopted-ended'; killRequested: boolean };
 
 /** A settled status and its detail. */
 export interface Settlement {
@@ -64,5 +69,9 @@ export function settlementOf(outcome: JobOutcome): Settlement {
       return { status: 'failed', detail: DAEMON_RESTARTED_DETAIL };
     case 'lost':
       return { status: 'failed', detail: outcome.reason };
+    case 'adopted-ended':
+      return outcome.killRequested
+        ? { status: 'killed', detail: 'killed after a daemon restart' }
+        : { status: 'completed', detail: ADOPTED_ENDED_DETAIL };
   }
 }

@@ -1,7 +1,9 @@
 /**
  * Starting a background job: the same `bash -c` spawn as a foreground run, no timeout, both
- * streams logged from byte 0 (stdout written by the process straight into its log file, stderr
- * through a pipe, as for a foreground run), and a watcher that settles the job when its process ends.
+ * streams logged from byte 0 (written by the process straight into its log files; stderr through
+ * a pipe when a sandbox runner's stderr is scanned), and a watcher that settles the job when its
+ * process ends. A job whose streams both go to files needs no daemon to write them: it can
+ * outlive a `daemon/shutdown { keepJobs }` (SPEC §14).
  */
 import { join } from 'node:path';
 import { once } from 'node:events';
@@ -39,12 +41,16 @@ export interface StartJobContext {
   keepStdinOpen?: boolean;
   /** The job's unit in its session's process scope (process-scopes.ts): its escaped processes are found there. */
   unit?: string;
+  /** The job of a `shell/run` with `yieldMs`: held by its run until it yields (see `Job.held`). */
+  held?: boolean;
+  /** The key of a keyed `shell/start` and its params' fingerprint, journaled with the job. */
+  requestKey?: { key: string; fingerprint: string };
 }
 
-/** Where a running job's output goes: stdout straight into its log file, or (no room) through a pipe. */
+/** Where a running job's output goes: straight into its log files, or (scanned, no room) through a pipe. */
 interface Capture {
   stdout: FileCapture | OutputCollector;
-  stderr: OutputCollector;
+  stderr: FileCapture | OutputCollector;
 }
 
 /**
@@ -52,13 +58,21 @@ interface Capture {
  * itself (no descriptor or inode left, a nearly full disk), stdout goes through a pipe like stderr,
  * and a log file that cannot be written keeps only the tail in memory (its `saveError` says why).
  */
-function openCapture(logPaths: Record<'stdout' | 'stderr', string>, config: Config): Capture {
+function openCapture(logPaths: Record<'stdout' | 'stderr', string>, config: Config, pipeStderr: boolean): Capture {
   const limits = { maxBytes: config.maxOutputBytes, maxSpillBytes: config.maxSpillBytes };
   const collector = (path: string) => new OutputCollector({ ...limits, spillPath: path, alwaysToFile: true });
-  const stdout = openFileCapture({ ...limits, path: logPaths.stdout, keepFile: true });
+  const file = (path: string) => {
+    const capture = openFileCapture({ ...limits, path, keepFile: true });
+    return capture instanceof FileCapture ? capture : collector(path);
+  };
+  return { stdout: file(logPaths.stdout), stderr: pipeStderr ? collector(logPaths.stderr) : file(logPaths.stderr) };
+}
+
+/** The descriptors of a capture the child writes itself, by stream. */
+function captureFiles(capture: Capture): Partial<Record<'stdout' | 'stderr', FileCapture['target']>> {
   return {
-    stdout: stdout instanceof FileCapture ? stdout : collector(logPaths.stdout),
-    stderr: collector(logPaths.stderr),
+    ...(capture.stdout instanceof FileCapture && { stdout: capture.stdout.target }),
+    ...(capture.stderr instanceof FileCapture && { stderr: capture.stderr.target }),
   };
 }
 
@@ -84,16 +98,19 @@ export async function startJob(
   const { config, table } = ctx;
   const id = table.allocateId();
   const logPaths = { stdout: join(ctx.logDir, `${id}.stdout`), stderr: join(ctx.logDir, `${id}.stderr`) };
-  const capture = openCapture(logPaths, config);
+  // A sandbox runner's stderr is scanned for denials and its failure: that needs the pipe.
+  const capture = openCapture(logPaths, config, plan.onStderr !== undefined || plan.runnerFailure !== undefined);
   const job = new Job(
     { id, label: spec.command, ownerSession: sessionId, startedAt: new Date(), logPaths },
     {
       stdout: liveStream(capture.stdout, config.maxOutputBytes),
-      stderr: new CollectedStream(capture.stderr),
+      stderr: liveStream(capture.stderr, config.maxOutputBytes),
     },
   );
   job.sandbox = plan.sandbox;
   job.keptStdinOpen = ctx.keepStdinOpen === true;
+  job.held = ctx.held === true;
+  job.requestKey = ctx.requestKey;
   let child: ShellProcess | undefined;
   let group: TrackedGroup | undefined;
   try {
@@ -112,7 +129,7 @@ export async function startJob(
     } catch (error) {
       return failEarly({ kind: 'spawn-failed', reason: `cannot open a stdin pipe: ${failureText(error)}` });
     }
-    const files = capture.stdout instanceof FileCapture ? { stdout: capture.stdout.target } : {};
+    const files = captureFiles(capture);
     child = spawnShell(
       ctx.spawner,
       plan.env ? { ...spec, env: plan.env } : spec,
@@ -220,17 +237,20 @@ async function watchJob(
   }
 
   // Collectors never throw (a log file that cannot be written is noted), so these listeners cannot.
-  const { stdout } = capture;
+  const { stdout, stderr: stderrCapture } = capture;
   if (stdout instanceof OutputCollector) child.stdout!.on('data', (chunk: Buffer) => stdout.write(chunk));
-  child.stderr!.on('data', (chunk: Buffer) => {
-    capture.stderr.write(chunk);
-    plan.onStderr?.(chunk);
-  });
+  if (stderrCapture instanceof OutputCollector) {
+    child.stderr!.on('data', (chunk: Buffer) => {
+      stderrCapture.write(chunk);
+      plan.onStderr?.(chunk);
+    });
+  }
   const [rawExitCode, rawSignal] = (await once(child, 'exit')) as [number | null, NodeJS.Signals | null];
   if (child.lost !== undefined) {
     // Its exit cannot be observed: the group was killed, and the job failed rather than ended.
     await terminateGroup(pid, 0);
-    child.stderr!.destroy();
+    child.stdout?.destroy();
+    child.stderr?.destroy();
     ctx.processes.untrack(group);
     finishCapture(job, capture, ctx.config.maxOutputBytes);
     job.settle({ kind: 'lost', reason: child.lost });
@@ -243,7 +263,7 @@ async function watchJob(
     {
       stdout: child.stdout,
       stderr: child.stderr,
-      captureFds: capture.stdout instanceof FileCapture ? [capture.stdout.target.fd] : [],
+      captureFds: Object.values(captureFiles(capture)).map((target) => target.fd),
     },
     pid,
     ctx.config.graceMs,
@@ -251,7 +271,7 @@ async function watchJob(
   );
   if (killing) await killing;
   child.stdout?.destroy();
-  child.stderr!.destroy();
+  child.stderr?.destroy();
   const leftover = !killing && groupAlive(pid);
   if (leftover) group.kind = 'leftover';
   else ctx.processes.untrack(group);
@@ -289,25 +309,31 @@ async function watchJob(
  * (`writersAlive`) cannot grow the answered log. `outputNote` names a log that could not be saved.
  */
 function finishCapture(job: Job, capture: Capture, windowBytes: number, writersAlive?: () => boolean) {
-  let stdout: CollectedOutput;
-  let stdoutBytes: number;
-  if (capture.stdout instanceof FileCapture) {
-    stdout = capture.stdout.finish(writersAlive);
-    stdoutBytes = capture.stdout.totalBytes;
-    job.streams.stdout =
-      stdout.spillPath === undefined
-        ? new TailBytesStream(capture.stdout.answeredTail!, stdoutBytes)
-        : new LogFileStream(stdout.spillPath, stdoutBytes, windowBytes);
-  } else {
-    stdout = finishCollected(job, 'stdout', capture.stdout, windowBytes);
-    stdoutBytes = capture.stdout.totalBytes;
-  }
-  const stderr = finishCollected(job, 'stderr', capture.stderr, windowBytes);
+  const stdout = finishStream(job, 'stdout', capture.stdout, windowBytes, writersAlive);
+  const stdoutBytes = capture.stdout.totalBytes;
+  const stderr = finishStream(job, 'stderr', capture.stderr, windowBytes, writersAlive);
   const notes = [
     ...(stdout.saveError === undefined ? [] : [`stdout: ${stdout.saveError}`]),
     ...(stderr.saveError === undefined ? [] : [`stderr: ${stderr.saveError}`]),
   ];
   return { stdoutBytes, stderr, outputNote: notes.length > 0 ? notes.join('; ') : undefined };
+}
+
+/** Ends a stream: read from its log file from now on, or from memory when there is none. */
+function finishStream(
+  job: Job,
+  name: 'stdout' | 'stderr',
+  capture: FileCapture | OutputCollector,
+  windowBytes: number,
+  writersAlive: (() => boolean) | undefined,
+): CollectedOutput {
+  if (capture instanceof OutputCollector) return finishCollected(job, name, capture, windowBytes);
+  const output = capture.finish(writersAlive);
+  job.streams[name] =
+    output.spillPath === undefined
+      ? new TailBytesStream(capture.answeredTail!, capture.totalBytes)
+      : new LogFileStream(output.spillPath, capture.totalBytes, windowBytes);
+  return output;
 }
 
 /** Ends a piped stream: read from its log file from now on, or from memory when there is none. */

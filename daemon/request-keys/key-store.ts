@@ -34,7 +34,7 @@ interface SessionKeys {
 }
 
 /** Size of an answer as the client reads it. */
-function answerBytes(answer: unknown): number {
+export function answerBytes(answer: unknown): number {
   if (answer instanceof ExecdError) return Buffer.byteLength(answer.message) + 64;
   const json: unknown = JSON.stringify(answer);
   return typeof json === 'string' ? Buffer.byteLength(json) : 0;
@@ -76,6 +76,24 @@ export class RequestKeyStore {
       () => this.settle(sessionId, key, entry, 0),
     );
     return undefined;
+  }
+
+  /**
+   * Remembers a key a previous daemon answered (from the job journal), as settled at `settledAt`;
+   * ignored when already past the retention, or when the session holds the key already.
+   */
+  restore(sessionId: string, key: string, entry: KeyEntry & { settledAt: number }, now = Date.now()): void {
+    if (now - entry.settledAt >= this.limits().requestKeyRetentionMs) return;
+    let keys = this.sessions.get(sessionId);
+    if (!keys) this.sessions.set(sessionId, (keys = { entries: new Map(), bytes: 0 }));
+    if (keys.entries.has(key)) return;
+    keys.entries.set(key, entry);
+    keys.bytes += entry.bytes;
+    const { maxRequestKeysPerSession, maxRequestKeyBytesPerSession } = this.limits();
+    this.evictSettled(
+      keys,
+      () => keys.entries.size > maxRequestKeysPerSession || keys.bytes > maxRequestKeyBytesPerSession,
+    );
   }
 
   /** Forgets every key of a closed session. */

@@ -40,16 +40,20 @@ function pack(into: string): { tarball: string; files: string[]; modes: Map<stri
 }
 
 const HARNESS = `
-import { connect, createShellTools, parseExitStatus, renderResult, type ShellTools } from 'execd-daemon';
+import { connect, createShellTools, isYielded, parseExitStatus, renderResult, type ShellTools } from 'execd-daemon';
 import { SessionOpen, ShellRun, type JobSnapshot, type ShellRunResult } from 'execd-daemon/protocol';
 
 const client = await connect();
 await client.call(SessionOpen, { sessionId: 'harness', cwd: process.cwd() });
-const result: ShellRunResult = await client.call(ShellRun, { sessionId: 'harness', command: 'echo packed; exit 4' });
+// shell/run answers ShellRunResult | YieldedRunResult (yieldMs); client.run without yieldMs is typed ShellRunResult.
+const answer = await client.call(ShellRun, { sessionId: 'harness', command: 'echo packed; exit 4' });
+if (isYielded(answer)) throw new Error('a run without yieldMs never yields');
+const result: ShellRunResult = answer;
+const again: ShellRunResult = await client.run({ sessionId: 'harness', command: 'true' });
 const tools: ShellTools = await createShellTools({ client, session: { id: 'harness' } });
 const jobs: JobSnapshot[] = [];
 const parsed = parseExitStatus(renderResult(result));
-console.log(JSON.stringify({ parsed, tools: tools.tools.map((tool) => tool.name), jobs: jobs.length }));
+console.log(JSON.stringify({ parsed, tools: tools.tools.map((tool) => tool.name), jobs: jobs.length + again.exitCode! }));
 tools.dispose();
 client.close();
 `;

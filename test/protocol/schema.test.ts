@@ -49,6 +49,7 @@ import {
 } from '../../protocol/fs.js';
 import { methodsWithoutResultSchema, NOTIFICATION_SCHEMAS, resultSchema } from '../../protocol/results.js';
 import type { ProtocolSchemaDocument } from '../../protocol/json-schema.js';
+import type { ShellRunResult } from '../../protocol/types.js';
 import { CLI, startDaemon } from '../helpers/daemon.js';
 
 describe('the protocol schema', () => {
@@ -86,7 +87,7 @@ describe('the protocol schema', () => {
     await call(SessionOpen, { sessionId, cwd: daemon.dir });
     await call(SessionUpdate, { sessionId, env: { A: '1' } });
     await call(ShellResolve, { sessionId, command: 'true' });
-    const run = await call(ShellRun, { sessionId, command: 'echo out; echo err >&2; exit 2' });
+    const run = (await call(ShellRun, { sessionId, command: 'echo out; echo err >&2; exit 2' })) as ShellRunResult;
     const started = await call(ShellStart, { sessionId, command: 'echo job; sleep 60' });
     const jobId = started.jobId;
     await call(JobPeek, { sessionId, jobId });

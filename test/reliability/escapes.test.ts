@@ -84,7 +84,7 @@ async function countIs(client: ExecdClient, n: number): Promise<void> {
 
 async function escapedRun(client: ExecdClient, sessionId: string, dir: string, name: string, inner?: string) {
   const file = join(dir, name);
-  const result = await client.call(ShellRun, { sessionId, command: escapeLine(file, inner), timeoutMs: 10_000 });
+  const result = await client.run({ sessionId, command: escapeLine(file, inner), timeoutMs: 10_000 });
   expect(result.exitCode).toBe(0);
   const pid = pidFrom(file);
   expect(pidAlive(pid)).toBe(true);
@@ -132,7 +132,7 @@ describe('processes that leave their group', () => {
     const file = join(dir, 'daemonised.pid');
     // The subshell forks the setsid child and exits at once: its parent is gone, init (or a
     // subreaper) adopts it.
-    const result = await client.call(ShellRun, { sessionId: 's', command: `(${escapeLine(file)}); true` });
+    const result = await client.run({ sessionId: 's', command: `(${escapeLine(file)}); true` });
     expect(result.exitCode).toBe(0);
     const pid = pidFrom(file);
     const parent = readProcStat(pid)!.ppid;
@@ -192,7 +192,7 @@ describe('processes that leave their group', () => {
     const dir = scratch();
     const client = await daemon.session('s');
     const file = join(dir, 'timeout.pid');
-    const result = await client.call(ShellRun, {
+    const result = await client.run({
       sessionId: 's',
       command: `${escapeLine(file)}; sleep 300`,
       timeoutMs: 1_000,

@@ -31,7 +31,7 @@ describe('terminal input', () => {
     // Samples while the input is being written and echoed (it takes seconds).
     while (!progress.settled && latencies.length < 20) {
       const started = performance.now();
-      const result = await other.call(ShellRun, { sessionId: 's2', command: 'true' });
+      const result = await other.run({ sessionId: 's2', command: 'true' });
       latencies.push(performance.now() - started);
       expect(result.exitCode).toBe(0);
       await new Promise((resolve) => setTimeout(resolve, 100));

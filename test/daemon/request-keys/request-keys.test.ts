@@ -130,7 +130,7 @@ describe('runs that outlive their connection', () => {
     const cutAt = Date.now() - started;
 
     const client = await daemon.session('s');
-    const result: ShellRunResult = await client.call(ShellRun, { sessionId: 's', ...params });
+    const result = (await client.call(ShellRun, { sessionId: 's', ...params })) as ShellRunResult;
     const answeredAt = Date.now() - started;
     console.log(
       `cut at ${cutAt} ms, collected at ${answeredAt} ms, exit ${result.exitCode}, duration ${Math.round(result.durationMs)} ms, ran ${timesRan(count)} time(s)`,
@@ -161,7 +161,11 @@ describe('runs that outlive their connection', () => {
     await sendAndCut(daemon, 's', ShellRun.method, params, () => existsSync(pidFile2));
     const client = await daemon.session('s');
     const controller = new AbortController();
-    const collected = client.call(ShellRun, { sessionId: 's', ...params }, { signal: controller.signal });
+    const collected = client.call(
+      ShellRun,
+      { sessionId: 's', ...params },
+      { signal: controller.signal },
+    ) as Promise<ShellRunResult>;
     const pid2 = await readPid(pidFile2);
     // Past the grace while attached: still running.
     await new Promise((resolve) => setTimeout(resolve, graceMs + 500));
