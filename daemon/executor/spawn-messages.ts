@@ -46,9 +46,7 @@ export interface CaptureTarget {
  * are not killed when the channel closes.
  */
 export type ToSpawner =
-  | { t: 'spawn'; id: number; order: SpawnOrder }
-  | { t: 'memory'; id: number }
-  | { t: 'keep'; pids: number[] };
+  { t: 'spawn'; id: number; order: SpawnOrder } | { t: 'memory'; id: number } | { t: 'keep'; pids: number[] };
 
 /** Spawner → daemon. */
 export type FromSpawner =
