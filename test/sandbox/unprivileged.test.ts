@@ -24,6 +24,22 @@ function ownedDir(path: string): string {
   return path;
 }
 
+/** A daemon started in the unprivileged condition on a temp dir of its user's, removed after the test. */
+async function startUnprivilegedDaemon() {
+  if (process.getuid?.() !== 0) throw new Error('this test needs root: it writes the uid/gid maps of the namespace');
+  const base = ownedDir(mkdtempSync(join(tmpdir(), 'execd-unpriv-')));
+  onTestFinished(() => rmSync(base, { recursive: true, force: true }));
+  const workspace = ownedDir(join(base, 'ws'));
+  const daemon = await startDaemon({
+    launcher: ['bash', UNPRIVILEGED],
+    socketPath: join(base, 'run', 'execd.sock'),
+    stateDir: join(base, 'state'),
+  });
+  const client = await daemon.connect();
+  expect(client.info.capabilities.sandbox).toMatchObject({ backend: 'landlock' });
+  return { workspace, daemon, client };
+}
+
 /** A TCP listener on loopback, closed when the test finishes. */
 async function loopbackListener(): Promise<{ port: number; accepted: () => number }> {
   let accepted = 0;
@@ -44,20 +60,10 @@ function connectCommand(target: string): string {
 
 describe('sandbox in the unprivileged condition (uid 1000, no capabilities, max_user_namespaces 0)', () => {
   it('auto picks Landlock, and every confined mode enforces what it claims', async () => {
-    if (process.getuid?.() !== 0) throw new Error('this test needs root: it writes the uid/gid maps of the namespace');
-    const base = ownedDir(mkdtempSync(join(tmpdir(), 'execd-unpriv-')));
-    onTestFinished(() => rmSync(base, { recursive: true, force: true }));
-    const workspace = ownedDir(join(base, 'ws'));
+    const { workspace, daemon, client } = await startUnprivilegedDaemon();
     // Outside the workspace and the temp dir (which workspace-write may write under Landlock).
     const outside = ownedDir(mkdtempSync('/var/tmp/execd-unpriv-outside-'));
     onTestFinished(() => rmSync(outside, { recursive: true, force: true }));
-    const daemon = await startDaemon({
-      launcher: ['bash', UNPRIVILEGED],
-      socketPath: join(base, 'run', 'execd.sock'),
-      stateDir: join(base, 'state'),
-    });
-    const client = await daemon.connect();
-    expect(client.info.capabilities.sandbox).toMatchObject({ backend: 'landlock' });
     expect(client.info.capabilities.sandbox.enforces).toEqual(
       expect.arrayContaining(['files', 'daemon-files', 'daemon-socket', 'network-off']),
     );
@@ -150,17 +156,7 @@ describe('sandbox in the unprivileged condition (uid 1000, no capabilities, max_
   });
 
   it('the daemon and its spawner are non-dumpable: no command of their uid reads their environ; commands stay dumpable', async () => {
-    if (process.getuid?.() !== 0) throw new Error('this test needs root: it writes the uid/gid maps of the namespace');
-    const base = ownedDir(mkdtempSync(join(tmpdir(), 'execd-unpriv-')));
-    onTestFinished(() => rmSync(base, { recursive: true, force: true }));
-    const workspace = ownedDir(join(base, 'ws'));
-    const daemon = await startDaemon({
-      launcher: ['bash', UNPRIVILEGED],
-      socketPath: join(base, 'run', 'execd.sock'),
-      stateDir: join(base, 'state'),
-    });
-    const client = await daemon.connect();
-    expect(client.info.capabilities.sandbox).toMatchObject({ backend: 'landlock' });
+    const { workspace, client } = await startUnprivilegedDaemon();
     await client.call(SessionOpen, {
       sessionId: 's1',
       cwd: workspace,
@@ -205,11 +201,12 @@ describe('sandbox in the unprivileged condition (uid 1000, no capabilities, max_
     expect(memory.map((entry) => entry.role)).toEqual(['daemon', 'spawner']);
     expect(memory.every((entry) => entry.rssBytes > 0)).toBe(true);
 
-    // The flag resets on execve: a command, confined or not, is dumpable, and its own children readable.
+    // The flag resets on execve: a command, confined or not, is dumpable, and its own children
+    // readable (read once the child has exec'd sleep: mid-exec its environ can read empty).
     for (const mode of ['workspace-write', 'danger-full-access'] as const) {
       const own = await client.run({
         sessionId: 's1',
-        command: `python3 -c 'import ctypes; print(ctypes.CDLL(None).prctl(3, 0, 0, 0, 0))'; sleep 5 & tr "\\0" "\\n" < /proc/$!/environ | grep -c '^PATH='; kill $!`,
+        command: `python3 -c 'import ctypes; print(ctypes.CDLL(None).prctl(3, 0, 0, 0, 0))'; sleep 5 & until grep -q sleep /proc/$!/cmdline 2>/dev/null; do sleep 0.05; done; tr "\\0" "\\n" < /proc/$!/environ | grep -c '^PATH='; kill $!`,
         sandboxPolicy: { mode },
       });
       console.log(
