@@ -55,14 +55,32 @@ export class NetnsLab {
       leafIf: `x${name.toLowerCase()}${this.suffix}l`,
       leafIp: `10.${this.octet}.${index}.2`,
     };
-    // Both ends are created directly inside the lab's namespaces, never in the host's.
-    ip(['link', 'add', link.hubIf, 'netns', this.hub, 'type', 'veth', 'peer', 'name', link.leafIf, 'netns', ns]);
-    ip(['-n', this.hub, 'addr', 'add', `${link.hubIp}/24`, 'dev', link.hubIf]);
-    ip(['-n', ns, 'addr', 'add', `${link.leafIp}/24`, 'dev', link.leafIf]);
-    ip(['-n', this.hub, 'link', 'set', link.hubIf, 'up']);
-    ip(['-n', ns, 'link', 'set', link.leafIf, 'up']);
+    this.join(link);
     this.links.set(name, link);
     return link;
+  }
+
+  /** Makes `link`'s veth pair, with its addresses, up. */
+  private join(link: Link): void {
+    // Both ends are created directly inside the lab's namespaces, never in the host's.
+    ip(['link', 'add', link.hubIf, 'netns', this.hub, 'type', 'veth', 'peer', 'name', link.leafIf, 'netns', link.ns]);
+    ip(['-n', this.hub, 'addr', 'add', `${link.hubIp}/24`, 'dev', link.hubIf]);
+    ip(['-n', link.ns, 'addr', 'add', `${link.leafIp}/24`, 'dev', link.leafIf]);
+    ip(['-n', this.hub, 'link', 'set', link.hubIf, 'up']);
+    ip(['-n', link.ns, 'link', 'set', link.leafIf, 'up']);
+  }
+
+  /**
+   * Cuts leaf `name` off: its link is deleted (both ends go), nothing is told to either side, and
+   * packets in flight are lost. The host itself lives on; `restore` links it again.
+   */
+  cut(name: string): void {
+    ip(['-n', this.hub, 'link', 'delete', this.links.get(name)!.hubIf]);
+  }
+
+  /** Links leaf `name` again as it was (same interfaces, same addresses) after `cut`. */
+  restore(name: string): void {
+    this.join(this.links.get(name)!);
   }
 
   /** Runs `command` inside namespace `ns`; the process is killed by `remove()`. */
