@@ -439,6 +439,15 @@ function subdirs(dir: string): string[] {
 }
 
 /**
+ * Removes the empty cgroups a daemon of `stateDir` left behind: one killed with -9 cannot remove
+ * its own (the next daemon on that state dir does, at start). For whoever deletes a state dir.
+ */
+export function removeLeftCgroups(stateDir: string): void {
+  if (!HAS_PROC) return;
+  for (const home of cgroupHomes()) removeEmpty(join(home.dir, dirName('execd', stateDir)));
+}
+
+/**
  * Removes a cgroup directory and those below it, deepest first; a populated one stays. False when
  * one stayed (EBUSY: a process is still in it).
  */

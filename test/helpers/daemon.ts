@@ -12,6 +12,7 @@ import { type ConnectOptions, type ExecdClient } from '../../client/connection.j
 import { SessionOpen } from '../../protocol/methods.js';
 import { waitFor } from './wait.js';
 import { pidAlive } from './procs.js';
+import { removeLeftCgroups } from '../../daemon/process-scopes.js';
 
 /** How long a finished test's daemon gets to shut down gracefully before it is killed. */
 const STOP_TIMEOUT_MS = 30_000;
@@ -121,6 +122,8 @@ export async function startDaemon(options: TestDaemonOptions = {}): Promise<Test
     const stopped = await Promise.race([daemon.stop().then(() => true), stuck]);
     clearTimeout(timer);
     if (!stopped) await daemon.crash();
+    // A daemon killed with -9 (a crash test) leaves its cgroups; nothing else would remove them.
+    removeLeftCgroups(stateDir);
     rmSync(dir, { recursive: true, force: true });
   });
 
