@@ -9,6 +9,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { onTestFinished } from 'vitest';
+import { removeLeftCgroups } from '../../daemon/process-scopes.js';
 import { CLI, waitPidsGone } from './daemon.js';
 
 /** What a finished CLI process left. */
@@ -116,6 +117,7 @@ export function cliWorld(options: { env?: Record<string, string> } = {}): CliWor
     for (const pid of daemons) process.kill(pid, 'SIGTERM');
     for (const pid of await waitPidsGone(daemons, 15_000)) process.kill(pid, 'SIGKILL');
     await waitPidsGone(daemons, 5_000);
+    removeLeftCgroups(stateDir); // a daemon a test killed with -9 leaves its cgroups
     rmSync(dir, { recursive: true, force: true });
   });
   return world;
