@@ -158,16 +158,11 @@ export class FsClient {
         ifMatch: options.ifMatch,
       });
       const hash = createHash('sha256');
-      const openStream = options.stream === false ? undefined : this.conn.openStream;
       try {
-        if (openStream) {
-          const socket = await openStream();
-          try {
-            await sendOverStream(socket, streamToken, file, total, hash, options.onProgress);
-          } finally {
-            socket.destroy();
-          }
-        } else await this.sendChunks(file, total, uploadId, hash, options);
+        const streamed = await this.overStream(options, (socket) =>
+          sendOverStream(socket, streamToken, file, total, hash, options.onProgress),
+        );
+        if (!streamed) await this.sendChunks(file, total, uploadId, hash, options);
       } catch (error) {
         await this.conn.call(FsUploadAbort, { sessionId, uploadId }).catch(() => {});
         throw error;
@@ -176,6 +171,22 @@ export class FsClient {
     } finally {
       await file.close();
     }
+  }
+
+  /**
+   * Moves a transfer's bytes with `move` over a transfer stream of its own; false, without trying,
+   * when the options say `stream: false` or this caller cannot open one (then chunks are used).
+   */
+  private async overStream(options: TransferOptions, move: (socket: Socket) => Promise<void>): Promise<boolean> {
+    const openStream = options.stream === false ? undefined : this.conn.openStream;
+    if (!openStream) return false;
+    const socket = await openStream();
+    try {
+      await move(socket);
+    } finally {
+      socket.destroy();
+    }
+    return true;
   }
 
   /** The chunked upload: `window` `fs/upload/chunk` requests in flight. */
@@ -226,18 +237,13 @@ export class FsClient {
     const { downloadId, size, streamToken } = await this.conn.call(FsDownloadBegin, { sessionId, path: remote });
     const temp = join(dirname(local), `.${basename(local)}.execd-${randomBytes(6).toString('hex')}.tmp`);
     const hash = createHash('sha256');
-    const openStream = options.stream === false ? undefined : this.conn.openStream;
     try {
       const file = await open(temp, 'wx', 0o600);
       try {
-        if (openStream) {
-          const socket = await openStream();
-          try {
-            await receiveOverStream(socket, streamToken, file, size, hash, options.onProgress);
-          } finally {
-            socket.destroy();
-          }
-        } else await this.receiveChunks(file, size, downloadId, remote, hash, options);
+        const streamed = await this.overStream(options, (socket) =>
+          receiveOverStream(socket, streamToken, file, size, hash, options.onProgress),
+        );
+        if (!streamed) await this.receiveChunks(file, size, downloadId, remote, hash, options);
         await file.sync();
       } finally {
         await file.close();
