@@ -5,6 +5,10 @@
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect, onTestFinished } from 'vitest';
 
 /** A veth pair from the hub namespace to one leaf namespace. */
 export interface Link {
@@ -127,4 +131,28 @@ export function namespaceExists(name: string): boolean {
   return execFileSync('ip', ['netns', 'list'], { encoding: 'utf8' })
     .split('\n')
     .some((line) => line.split(' ')[0] === name);
+}
+
+/**
+ * A lab with its hub made and a temp dir beside it, both removed when the test finishes; the
+ * teardown checks that no namespace of the lab is left.
+ */
+export function startLab(prefix: string): { lab: NetnsLab; dir: string } {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  const lab = new NetnsLab();
+  onTestFinished(async () => {
+    await lab.remove();
+    rmSync(dir, { recursive: true, force: true });
+    for (const ns of [lab.hub, ...[...lab.links.values()].map((link) => link.ns)])
+      expect(namespaceExists(ns), `namespace ${ns} removed`).toBe(false);
+  });
+  lab.create();
+  return { lab, dir };
+}
+
+/** Collects a child's output as text. */
+export function collect(child: ChildProcess, stream: 'stdout' | 'stderr'): () => string {
+  let text = '';
+  child[stream]!.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+  return () => text;
 }

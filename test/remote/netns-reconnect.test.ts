@@ -4,15 +4,13 @@
  * client notices (keep-alive), re-dials until the link is back, re-sends its keyed `shell/run`, and
  * gets the run's whole result; the command ran once. Needs root, `ip` (iproute2) and `openssl`.
  */
-import { type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ShellRunResult } from '../../protocol/types.js';
 import { CLI } from '../helpers/daemon.js';
 import { waitFor } from '../helpers/wait.js';
-import { namespaceExists, NetnsLab } from './netns-lab.js';
+import { collect, startLab } from './netns-lab.js';
 import { makeCa, makeCert } from './pki.js';
 
 const PORT = 7443;
@@ -20,24 +18,9 @@ const KEEP_ALIVE_MS = 500;
 const CUT_MS = 3_000;
 const HARNESS = join(import.meta.dirname, 'reconnect-harness.mjs');
 
-/** Collects a child's output as text. */
-function collect(child: ChildProcess, stream: 'stdout' | 'stderr'): () => string {
-  let text = '';
-  child[stream]!.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
-  return () => text;
-}
-
 describe('a keyed run across a cut network link', () => {
   it('is collected whole by the reconnecting client once the link is back, and ran once', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'execd-netns-cut-'));
-    const lab = new NetnsLab();
-    onTestFinished(async () => {
-      await lab.remove();
-      rmSync(dir, { recursive: true, force: true });
-      for (const ns of [lab.hub, ...[...lab.links.values()].map((link) => link.ns)])
-        expect(namespaceExists(ns), `namespace ${ns} removed`).toBe(false);
-    });
-    lab.create();
+    const { lab, dir } = startLab('execd-netns-cut-');
     const link = lab.addLeaf('A');
     const ca = makeCa(dir, 'server-ca');
     const server = makeCert(dir, ca, 'server', [link.leafIp]);

@@ -2,14 +2,13 @@
  * Daemons on two hosts, driven from a third, over TLS (SPEC §12): three network namespaces joined
  * by veth pairs stand in for the hosts. Needs root, `ip` (iproute2) and `openssl`.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { execFileSync, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { CLI } from '../helpers/daemon.js';
 import { waitFor } from '../helpers/wait.js';
-import { namespaceExists, NetnsLab } from './netns-lab.js';
+import { collect, namespaceExists, NetnsLab, startLab } from './netns-lab.js';
 import { makeCa, makeCert } from './pki.js';
 
 const KEEP_ALIVE_MS = 2_000;
@@ -34,24 +33,9 @@ interface PendingOutcome {
   stillB: string;
 }
 
-/** Collects a child's output as text. */
-function collect(child: ChildProcess, stream: 'stdout' | 'stderr'): () => string {
-  let text = '';
-  child[stream]!.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
-  return () => text;
-}
-
 describe('daemons in two network namespaces, a harness in a third', () => {
   it('drives both at once over TLS, refuses wrong material, and fails a pending call when a host vanishes', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'execd-netns-'));
-    const lab = new NetnsLab();
-    onTestFinished(async () => {
-      await lab.remove();
-      rmSync(dir, { recursive: true, force: true });
-      for (const ns of [lab.hub, ...[...lab.links.values()].map((link) => link.ns)])
-        expect(namespaceExists(ns), `namespace ${ns} removed`).toBe(false);
-    });
-    lab.create();
+    const { lab, dir } = startLab('execd-netns-');
     const links = { A: lab.addLeaf('A'), B: lab.addLeaf('B') };
 
     const serverCa = makeCa(dir, 'server-ca');
