@@ -223,8 +223,10 @@ async function startOwnedDaemon(
     shuttingDown: false,
     requestShutdown: (reason, shutdownOptions) => {
       if (shutdownOptions?.keepJobs) keepJobsRequested = true;
-      // eslint-disable-next-line @typescript-eslint/no-floating-promises -- shutdown() logs a failure and never rejects
-      void shutdown(reason, shutdownOptions);
+      // shutdown() logs its own failures; this catch keeps a rejection from ending the process anyway.
+      shutdown(reason, shutdownOptions).catch((error: unknown) =>
+        options.log.error({ reason, err: error }, 'shutdown failed'),
+      );
     },
     noteKeepJobs: () => {
       keepJobsRequested = true;

@@ -280,7 +280,10 @@ export class TransferTable {
 
   /** Writes exactly `bytes` of the stream into the upload's temp file, then answers `ok`. */
   private async receiveUpload(upload: Upload, socket: Socket, bytes: number, rest: Buffer): Promise<void> {
-    if (upload.failed) return void socket.end(`error ${(upload.failed as Error).message}\n`);
+    if (upload.failed) {
+      socket.end(`error ${(upload.failed as Error).message}\n`);
+      return;
+    }
     const sink = new FileAppender(upload.temp.handle, upload.nextOffset);
     let remaining = bytes;
     const take = async (chunk: Buffer) => {
