@@ -9,6 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, onTestFinished } from 'vitest';
+import { CLI } from '../helpers/daemon.js';
 
 /** A veth pair from the hub namespace to one leaf namespace. */
 export interface Link {
@@ -155,4 +156,33 @@ export function collect(child: ChildProcess, stream: 'stdout' | 'stderr'): () =>
   let text = '';
   child[stream]!.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
   return () => text;
+}
+
+/**
+ * Starts `execd serve` inside `link`'s leaf namespace, listening on TLS at the leaf's address, with
+ * its socket and state dir under `home`; with `clientCa`, only clients it signed get in.
+ */
+export function serveInLeaf(
+  lab: NetnsLab,
+  link: Link,
+  home: string,
+  port: number,
+  tls: { cert: string; key: string; clientCa?: string },
+): ChildProcess {
+  return lab.spawnIn(link.ns, [
+    process.execPath,
+    CLI,
+    'serve',
+    '--socket',
+    join(home, 'run', 'execd.sock'),
+    '--state-dir',
+    join(home, 'state'),
+    '--listen',
+    `tls://${link.leafIp}:${port}`,
+    '--tls-cert',
+    tls.cert,
+    '--tls-key',
+    tls.key,
+    ...(tls.clientCa === undefined ? [] : ['--tls-client-ca', tls.clientCa]),
+  ]);
 }

@@ -8,9 +8,8 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ShellRunResult } from '../../protocol/types.js';
-import { CLI } from '../helpers/daemon.js';
 import { waitFor } from '../helpers/wait.js';
-import { collect, startLab } from './netns-lab.js';
+import { collect, serveInLeaf, startLab } from './netns-lab.js';
 import { makeCa, makeCert } from './pki.js';
 
 const PORT = 7443;
@@ -26,21 +25,7 @@ describe('a keyed run across a cut network link', () => {
     const server = makeCert(dir, ca, 'server', [link.leafIp]);
     const work = join(dir, 'work');
     mkdirSync(work, { recursive: true, mode: 0o700 });
-    const daemon = lab.spawnIn(link.ns, [
-      process.execPath,
-      CLI,
-      'serve',
-      '--socket',
-      join(dir, 'run', 'execd.sock'),
-      '--state-dir',
-      join(dir, 'state'),
-      '--listen',
-      `tls://${link.leafIp}:${PORT}`,
-      '--tls-cert',
-      server.cert,
-      '--tls-key',
-      server.key,
-    ]);
+    const daemon = serveInLeaf(lab, link, dir, PORT, server);
     const daemonLog = collect(daemon, 'stderr');
     await waitFor(() => daemonLog().includes('"msg":"listening"'), 'the daemon to listen', { timeoutMs: 60_000 });
 

@@ -6,9 +6,8 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { CLI } from '../helpers/daemon.js';
 import { waitFor } from '../helpers/wait.js';
-import { collect, namespaceExists, NetnsLab, startLab } from './netns-lab.js';
+import { collect, namespaceExists, NetnsLab, serveInLeaf, startLab } from './netns-lab.js';
 import { makeCa, makeCert } from './pki.js';
 
 const KEEP_ALIVE_MS = 2_000;
@@ -50,23 +49,7 @@ describe('daemons in two network namespaces, a harness in a third', () => {
       const server = makeCert(dir, serverCa, `server-${name}`, [link.leafIp]);
       const home = join(dir, name);
       mkdirSync(join(home, 'work'), { recursive: true, mode: 0o700 });
-      const proc = lab.spawnIn(link.ns, [
-        process.execPath,
-        CLI,
-        'serve',
-        '--socket',
-        join(home, 'run', 'execd.sock'),
-        '--state-dir',
-        join(home, 'state'),
-        '--listen',
-        `tls://${link.leafIp}:${PORT}`,
-        '--tls-cert',
-        server.cert,
-        '--tls-key',
-        server.key,
-        '--tls-client-ca',
-        clientCa.cert,
-      ]);
+      const proc = serveInLeaf(lab, link, home, PORT, { ...server, clientCa: clientCa.cert });
       logs[name] = collect(proc, 'stderr');
       daemons[name] = { url: `tls://${link.leafIp}:${PORT}`, token: '', cwd: join(home, 'work') };
     }
