@@ -3,9 +3,9 @@
  * state dir, stopped and cleaned up when the test finishes — also when it fails.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { onTestFinished } from 'vitest';
 import { connect } from '../../client/connect.js';
 import { type ConnectOptions, type ExecdClient } from '../../client/connection.js';
@@ -59,6 +59,18 @@ function exited(proc: ChildProcess): Promise<number | null> {
   return new Promise((resolve) => proc.once('exit', (code) => resolve(code)));
 }
 
+/**
+ * Lets another user reach `path`: each directory above it that others cannot search (a checkout
+ * under a `mktemp -d` directory, mode 0700) gets o+x, search without listing. It is not taken
+ * back: another test file running at the same time may need it too.
+ */
+function searchableForOthers(path: string): void {
+  for (let dir = dirname(path); dir !== dirname(dir); dir = dirname(dir)) {
+    const mode = statSync(dir).mode & 0o7777;
+    if ((mode & 0o001) === 0) chmodSync(dir, mode | 0o001);
+  }
+}
+
 /** Starts a daemon for the current test. */
 export async function startDaemon(options: TestDaemonOptions = {}): Promise<TestDaemon> {
   const dir = mkdtempSync(join(tmpdir(), 'execd-test-'));
@@ -73,6 +85,8 @@ export async function startDaemon(options: TestDaemonOptions = {}): Promise<Test
   delete env.EXECD_STATE_DIR;
   delete env.EXECD_TOKEN;
   const launcher = options.launcher ?? [];
+  // A launcher may run the daemon as another user (test/helpers/unprivileged.sh: uid 1000).
+  if (launcher.length > 0) searchableForOthers(CLI);
   const proc =
     launcher.length > 0
       ? spawn(launcher[0]!, [...launcher.slice(1), process.execPath, ...args], {
