@@ -11,8 +11,8 @@ import { type ExecdClient } from '../client/connection.js';
 import { SessionOpen } from '../protocol/methods.js';
 import { onCleanup } from './cleanup.js';
 
-/** The built CLI entry (this file runs from dist/bench/). */
-export const CLI = join(import.meta.dirname, '..', 'client', 'cli', 'main.js');
+/** The bundled CLI entry, the `execd` users run (this file runs from dist/bench/). */
+export const CLI = join(import.meta.dirname, '..', 'bundle', 'main.js');
 
 /** How long a daemon may take to listen, and to stop before it is killed. */
 const START_TIMEOUT_MS = 20_000;

@@ -2,7 +2,6 @@
  * Assembles a daemon: state dir, token, configuration, socket, connections, and the graceful
  * shutdown that leaves no process, timer or socket behind.
  */
-import { readFileSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import type { Message } from 'vscode-jsonrpc';
 import { configSchema, DEFAULT_CONFIG, mergeConfigPatch, type ConfigPatch } from '../protocol/config.js';
@@ -33,6 +32,7 @@ import { RegexChecker } from './waits/regex-checker.js';
 import { createSandboxRunner } from './sandbox/runner.js';
 import { watchIdleSessions } from './session-lifecycle.js';
 import { SessionTable } from './sessions.js';
+import { packageVersion } from '../shared/package-version.js';
 import { claimOwnership, type Ownership } from '../shared/ownership.js';
 import { openNetworkListeners, type ListenSpec, type NetworkListeners, type TlsFiles } from './net/listeners.js';
 import { checkSocketDir, listenPrivately, type PrivateListener } from './net/socket.js';
@@ -70,9 +70,7 @@ export interface RunningDaemon {
 }
 
 /** The package version, read once. */
-export const VERSION: string = (
-  JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
-).version;
+export const VERSION: string = packageVersion();
 
 /** How long shutdown waits for the last answers to be read by their clients. */
 const FLUSH_WAIT_MS = 1_000;

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /** `execd`: the command-line client and the daemon's entry point. */
-import { readFileSync } from 'node:fs';
 import { splitGlobalFlags, type CommandRunner } from './args.js';
+import { packageVersion } from '../../shared/package-version.js';
 import { handleClosedOutput } from './closed-output.js';
 import { CliError, EXIT_EXECD_ERROR, EXIT_USAGE } from './errors.js';
 
@@ -130,12 +130,6 @@ Run 'execd <command> --help' for a command's options.
 function asksForHelp(argv: string[]): boolean {
   const end = argv.indexOf('--');
   return (end === -1 ? argv : argv.slice(0, end)).some((arg) => arg === '--help' || arg === '-h');
-}
-
-/** The package's version, from the `package.json` next to `dist/`. */
-function packageVersion(): string {
-  const file = new URL('../../../package.json', import.meta.url);
-  return (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version;
 }
 
 /** Set for `serve`: a daemon that has shut down exits at once, whatever handles its libraries still hold. */

@@ -17,8 +17,8 @@ import { removeLeftCgroups } from '../../daemon/process-scopes.js';
 /** How long a finished test's daemon gets to shut down gracefully before it is killed. */
 const STOP_TIMEOUT_MS = 30_000;
 
-/** The built CLI entry. */
-export const CLI = join(import.meta.dirname, '..', '..', 'dist', 'client', 'cli', 'main.js');
+/** The bundled CLI entry (deploy/bundle.mjs): the `execd` that users run and that starts daemons. */
+export const CLI = join(import.meta.dirname, '..', '..', 'dist', 'bundle', 'main.js');
 
 /** Options of a test daemon. */
 export interface TestDaemonOptions {
