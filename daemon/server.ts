@@ -124,9 +124,10 @@ async function startOwnedDaemon(
   platform: PlatformFacts,
   ownership: Ownership,
 ): Promise<RunningDaemon> {
+  // The probes are child processes: they run while the configuration, journal and terminals load.
+  const terminalsUnavailable = probePty().catch((error: Error) => `cannot open a PTY: ${error.message}`);
   const paths = statePaths(options.stateDir);
   const config = new ConfigStore(paths.config, initialConfig(paths.config, options.configFlags));
-  // The probes are child processes: they run while the journal and terminals are restored.
   const sandbox = createSandboxRunner({
     backend: config.get().sandboxBackend,
     bwrapPath: options.bwrapPath ?? process.env.EXECD_BWRAP ?? 'bwrap',
@@ -191,7 +192,6 @@ async function startOwnedDaemon(
   });
   // Terminals a crashed daemon left open are listed exited; their processes die in the background.
   terminals.restore();
-  const terminalsUnavailable = probePty().catch((error: Error) => `cannot open a PTY: ${error.message}`);
 
   const context: DaemonContext = {
     version: VERSION,
@@ -326,7 +326,6 @@ async function startOwnedDaemon(
     context.log.warn({ err: error }, 'removing abandoned upload temp files failed'),
   );
   stopIdleSessions = watchIdleSessions(context);
-  context.regex.warm();
   // Every listener hands its sockets to this one accept path: the same limits for all of them.
   const accept = (socket: Socket): ClientConnection | undefined => {
     if (context.shuttingDown) {

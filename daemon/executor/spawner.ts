@@ -7,8 +7,9 @@
  *
  * - While no other child of the daemon is alive, nothing is waiting for the daemon: the spawn runs
  *   right there, without a hop.
- * - Otherwise it goes to a spawner process (spawn-worker.ts), small and started when the
- *   daemon's first child is (an idle daemon keeps none: B10), and the daemon sees the child through a `SpawnedChild`: its pid, its pipes (handed
+ * - Otherwise it goes to a spawner process (spawn-worker.ts), small, started when the daemon's
+ *   first child is and let go HELPER_IDLE_MS after its last child ended (an idle daemon keeps
+ *   none: B10). The daemon sees the child through a `SpawnedChild`: its pid, its pipes (handed
  *   over as descriptors, so no output passes through the spawner and back-pressure is the
  *   kernel's), and its 'spawn', 'error' and 'exit' events, like a `ChildProcess`.
  *
@@ -32,6 +33,7 @@ import type { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
 import type { MemoryUse } from '../../shared/proc.js';
 import { hasSpareDescriptors } from '../../spill/fd-headroom.js';
+import { IdleRelease } from '../idle-release.js';
 import { signalGroup } from './kill.js';
 import { startChild } from './spawn-child.js';
 import type { FromSpawner, PipeName, SpawnOrder, ToSpawner } from './spawn-messages.js';
@@ -127,6 +129,13 @@ export class Spawner {
   /** Spawns made in the daemon and by the spawner processes, since start. */
   readonly counts = { inline: 0, spawner: 0 };
   private closed = false;
+  /** Lets the spawner processes go once the daemon had no child for HELPER_IDLE_MS. */
+  private readonly idleRelease = new IdleRelease(() => {
+    // A spawner still has children (a job handed over, not yet counted out): keep them all.
+    if (this.live > 0 || this.children.size > 0) return;
+    // Out of the pool first: their exits are then no loss (see `lose`).
+    for (const { process } of this.pool.splice(0)) if (process.connected) process.disconnect();
+  });
   /** Memory questions sent to spawner processes, by id, until answered or timed out. */
   private readonly memoryQuestions = new Map<number, (use: MemoryUse | undefined) => void>();
 
@@ -144,6 +153,7 @@ export class Spawner {
     const needed = pipes.length + this.pipesInFlight + DESCRIPTOR_MARGIN + keepFree;
     if (pipes.length > 0 && !hasSpareDescriptors(needed))
       return failedChild(new Error(`fewer than ${needed} file descriptors free in the daemon for its pipes`));
+    this.idleRelease.cancel();
     const spawner = this.live === 0 || this.closed ? undefined : this.leastBusy();
     const inline = spawner === undefined;
     const child = spawner ? this.spawnRemote(spawner, order, pipes) : startChild(order);
@@ -154,7 +164,7 @@ export class Spawner {
     this.live += 1;
     let counted = true;
     const uncount = () => {
-      if (counted) this.live -= 1;
+      if (counted && --this.live === 0) this.idleRelease.idle();
       counted = false;
     };
     child.once('exit', uncount);
@@ -204,6 +214,7 @@ export class Spawner {
   /** Lets the spawner processes go (at shutdown, once every process tree is gone). */
   close(): void {
     this.closed = true;
+    this.idleRelease.cancel();
     for (const { process } of this.pool.splice(0)) if (process.connected) process.disconnect();
   }
 

@@ -1,9 +1,11 @@
 /**
  * Making a FIFO without stalling the event loop. Node has no `mkfifo(3)`, and even an asynchronous
  * `execFile('mkfifo')` forks on the main thread (a fork costs as much as the daemon's heap is
- * large), so one worker thread, started on first use and never keeping the daemon alive, runs them.
+ * large), so one worker thread runs them: started on first use, never keeping the daemon alive,
+ * ended after HELPER_IDLE_MS without a request.
  */
 import { Worker } from 'node:worker_threads';
+import { IdleRelease } from '../idle-release.js';
 
 /** The worker's code: one `mkfifo -m 600` per request, answered with its id and an error text, if any. */
 const WORKER_SOURCE = `
@@ -28,6 +30,12 @@ interface Pending {
 let worker: Worker | undefined;
 let nextId = 0;
 const pending = new Map<number, Pending>();
+const idleRelease = new IdleRelease(() => {
+  const idle = worker;
+  if (!idle || pending.size > 0) return;
+  worker = undefined;
+  void idle.terminate().catch(() => {});
+});
 
 /** Rejects every request in flight (the worker died) and lets the next request start a new one. */
 function failAll(error: Error): void {
@@ -42,12 +50,17 @@ function theWorker(): Worker {
   started.on('message', ({ id, error }: { id: number; error?: string }) => {
     const request = pending.get(id);
     pending.delete(id);
-    if (pending.size === 0) started.unref();
+    if (pending.size === 0) {
+      started.unref();
+      idleRelease.idle();
+    }
     if (error === undefined) request?.resolve();
     else request?.reject(new Error(`mkfifo failed: ${error}`));
   });
   started.on('error', (error) => failAll(error));
-  started.on('exit', () => failAll(new Error('the mkfifo worker exited')));
+  started.on('exit', () => {
+    if (worker === started) failAll(new Error('the mkfifo worker exited'));
+  });
   worker = started;
   return started;
 }
@@ -57,6 +70,7 @@ export function makeFifo(path: string): Promise<void> {
   return new Promise((resolve, reject) => {
     const id = nextId++;
     pending.set(id, { resolve, reject });
+    idleRelease.cancel();
     const thread = theWorker();
     // Kept alive while a request is in flight, so the answer is never lost.
     thread.ref();

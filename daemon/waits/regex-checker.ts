@@ -2,13 +2,14 @@
  * Time-bounded regular expressions for `job/wait` `until.output` (SPEC §14). JavaScript's engine
  * backtracks, so a pattern from a client can take exponential time; V8's linear-time engine is
  * experimental, behind a flag, and refuses back-references and lookaround. So a check runs on one
- * worker thread, on bounded text (`MAX_WINDOW_BYTES`), and a check that passes `CHECK_BUDGET_MS`
+ * worker thread (started by the first check, ended after HELPER_IDLE_MS without one), on bounded text (`MAX_WINDOW_BYTES`), and a check that passes `CHECK_BUDGET_MS`
  * ends the thread (the next check starts a fresh one) and fails the wait. Measured
  * (test/daemon/waits/job-wait-until.test.ts): a check of a simple pattern on 64 KiB costs well
  * under a millisecond on the thread; `^(a+)+$` on 40 a's and an x is cut at the budget while
  * another client's `config/get` answers in a few milliseconds.
  */
 import { Worker } from 'node:worker_threads';
+import { IdleRelease } from '../idle-release.js';
 import type { RegexAnswer, RegexCheck } from './regex-worker.js';
 
 /** Longest a single check may run. */
@@ -28,6 +29,13 @@ export class RegexChecker {
   private running: (Pending & { timer: NodeJS.Timeout | undefined }) | undefined;
   private readonly online = new WeakSet<Worker>();
   private nextId = 0;
+  /** Ends the thread once no check came for HELPER_IDLE_MS (B10). */
+  private readonly idleRelease = new IdleRelease(() => {
+    const worker = this.worker;
+    if (!worker || this.running || this.queue.length > 0) return;
+    this.worker = undefined;
+    void worker.terminate().catch(() => {});
+  });
 
   /** True when `pattern` matches in `text`; 'timeout' when it ran out of time. */
   test(pattern: string, text: string): Promise<boolean | 'timeout'> {
@@ -37,16 +45,9 @@ export class RegexChecker {
     });
   }
 
-  /**
-   * Starts the thread ahead of the first check: a thread's start costs the event loop tens of
-   * milliseconds, paid at daemon start-up instead of in the middle of other clients' requests.
-   */
-  warm(): void {
-    this.thread();
-  }
-
   /** Ends the thread (at shutdown). */
   async close(): Promise<void> {
+    this.idleRelease.cancel();
     const worker = this.worker;
     this.worker = undefined;
     if (this.running) {
@@ -61,7 +62,11 @@ export class RegexChecker {
   private pump(): void {
     if (this.running) return;
     const next = this.queue.shift();
-    if (!next) return;
+    if (!next) {
+      this.idleRelease.idle();
+      return;
+    }
+    this.idleRelease.cancel();
     const worker = this.thread();
     // The budget is the pattern's: a fresh thread's start-up (tens of ms) does not count.
     const arm = () =>
@@ -86,7 +91,6 @@ export class RegexChecker {
   private thread(): Worker {
     if (this.worker) return this.worker;
     const worker = new Worker(new URL('./regex-worker.js', import.meta.url));
-    // Known from its start: a thread warmed ahead comes online before any check waits for it.
     worker.once('online', () => this.online.add(worker));
     // Idle, the thread keeps no process alive.
     worker.unref();

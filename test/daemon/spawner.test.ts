@@ -2,7 +2,9 @@
  * Where children are spawned (daemon/executor/spawner.ts): on the event loop while nothing else
  * runs, in the spawner process while another child is alive — and runs behave the same either way.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
+import { HELPER_IDLE_MS } from '../../daemon/idle-release.js';
 import { DaemonStatus, JobKill, JobRead, ShellStart } from '../../protocol/methods.js';
 import { startDaemon, waitPidsGone, type TestDaemon } from '../helpers/daemon.js';
 import { waitJob } from '../helpers/jobs.js';
@@ -37,6 +39,28 @@ describe('spawner', () => {
     expect((await client.run({ sessionId: 's1', command: 'echo hi' })).stdout.text).toBe('hi\n');
     expect(await spawns(daemon)).toEqual({ inline: 1, spawner: 1 });
     await client.call(JobKill, { sessionId: 's1', jobId });
+  });
+
+  it('lets its spawner process go HELPER_IDLE_MS after the last child ended, and starts one again when needed', async () => {
+    const daemon = await startDaemon();
+    const client = await daemon.session('s1');
+    const { jobId } = await client.call(ShellStart, { sessionId: 's1', command: 'sleep 300' });
+    await waitFor(() => spawnerProcesses(daemon.pid).length === 1, 'a spawner process');
+    const [first] = spawnerProcesses(daemon.pid);
+    // Still needed while the job lives, however long.
+    await sleep(HELPER_IDLE_MS + 500);
+    expect(spawnerProcesses(daemon.pid).map((stat) => stat.pid)).toEqual([first!.pid]);
+    await client.call(JobKill, { sessionId: 's1', jobId });
+    await waitJob(client, 's1', jobId);
+    const ended = Date.now();
+    expect(await waitPidsGone([first!.pid], HELPER_IDLE_MS + 5_000)).toEqual([]);
+    expect(Date.now() - ended).toBeGreaterThanOrEqual(HELPER_IDLE_MS - 100);
+    // Gone by choice: no run or job failed, and the next overlap gets a new spawner.
+    const again = await client.call(ShellStart, { sessionId: 's1', command: 'sleep 300' });
+    expect((await client.run({ sessionId: 's1', command: 'echo hi' })).stdout.text).toBe('hi\n');
+    expect(spawnerProcesses(daemon.pid)).toHaveLength(1);
+    expect(await spawns(daemon)).toEqual({ inline: 2, spawner: 1 });
+    await client.call(JobKill, { sessionId: 's1', jobId: again.jobId });
   });
 
   it('spawns on the event loop while nothing else runs', async () => {

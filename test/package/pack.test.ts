@@ -71,8 +71,8 @@ describe('the npm package', () => {
   });
 
   it('keeps the bin executable through the build that prepack runs', { timeout: 120_000 }, () => {
-    const main = join(ROOT, 'dist', 'client', 'cli', 'main.js');
-    // What prepack's fresh dist/ gives: a main.js tsc wrote anew, without the execute bit.
+    const main = join(ROOT, 'dist', 'bundle', 'main.js');
+    // What prepack's fresh dist/ gives: a main.js written anew, without the execute bit.
     const text = readFileSync(main);
     rmSync(main);
     writeFileSync(main, text, { mode: 0o644 });
@@ -80,7 +80,7 @@ describe('the npm package', () => {
     expect(statSync(main).mode & 0o111).toBe(0o111);
     const { modes, name } = pack(tempDir());
     expect(name).toBe('execd-daemon');
-    expect((modes.get('dist/client/cli/main.js') ?? 0) & 0o111).toBe(0o111);
+    expect((modes.get('dist/bundle/main.js') ?? 0) & 0o111).toBe(0o111);
   });
 
   it('ships the built library, its types and the CLI, and nothing of the tests, bench or sources', () => {
@@ -95,6 +95,9 @@ describe('the npm package', () => {
       'dist/protocol/index.d.ts',
       'dist/client/cli/main.js',
       'dist/daemon/server.js',
+      'dist/bundle/main.js',
+      'dist/bundle/spawn-worker.js',
+      'dist/bundle/zod.cjs',
       'LICENSE',
     ])
       expect(files).toContain(needed);

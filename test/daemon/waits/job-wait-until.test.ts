@@ -3,12 +3,20 @@
  * wait ends on the first and says which. A catastrophic pattern runs on the checker's thread under
  * its time bound, while another client's requests are answered as usual.
  */
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ExecdRpcError } from '../../../client/connection.js';
 import { ConfigGet, JobWait, ShellStart } from '../../../protocol/methods.js';
+import { HELPER_IDLE_MS } from '../../../daemon/idle-release.js';
 import { startDaemon } from '../../helpers/daemon.js';
+import { waitFor } from '../../helpers/wait.js';
+
+/** How many threads a process runs now. */
+function threads(pid: number): number {
+  return Number(/^Threads:\s+(\d+)$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]);
+}
 
 /** A TCP port nothing listens on right now. */
 function freePort(): Promise<number> {
@@ -34,7 +42,6 @@ describe('job/wait until', () => {
     });
     const answer = await client.call(JobWait, { sessionId: 'w', jobId: job.jobId, timeoutMs: 30_000, until: { port } });
     const answeredAt = Date.now();
-    const { readFileSync } = await import('node:fs');
     const openedAt = Number(readFileSync(opened, 'utf8'));
     console.log(`job/wait until port answered ${answeredAt - openedAt} ms after the port opened`);
     expect(answer).toMatchObject({ status: 'running', endedBy: 'port' });
@@ -86,6 +93,34 @@ describe('job/wait until', () => {
       .call(JobWait, { sessionId: 'w', jobId: slow.jobId, until: { path: join(daemon.stateDir, 'token') } })
       .catch((error: unknown) => error);
     expect((hidden as ExecdRpcError).errorName).toBe('INVALID_PARAMS');
+  });
+
+  it('checks patterns on a thread that the first check starts and that ends HELPER_IDLE_MS after the last', async () => {
+    const daemon = await startDaemon();
+    const client = await daemon.session('w');
+    // Whatever the daemon starts for any request (the libuv pool) is up before the count.
+    await client.run({ sessionId: 'w', command: 'echo warm > warm.txt; cat warm.txt' });
+    const idle = threads(daemon.pid);
+    const printer = await client.call(ShellStart, { sessionId: 'w', command: 'echo "ready on 8080"; sleep 30' });
+    const printed = await client.call(JobWait, {
+      sessionId: 'w',
+      jobId: printer.jobId,
+      timeoutMs: 20_000,
+      until: { output: 'ready on \\d+$' },
+    });
+    expect(printed.endedBy).toBe('output');
+    expect(threads(daemon.pid)).toBe(idle + 1);
+    await waitFor(() => threads(daemon.pid) === idle, 'the pattern thread to end', {
+      timeoutMs: HELPER_IDLE_MS + 5_000,
+    });
+    // A later check starts a fresh one.
+    const again = await client.call(JobWait, {
+      sessionId: 'w',
+      jobId: printer.jobId,
+      timeoutMs: 20_000,
+      until: { output: '8080' },
+    });
+    expect(again.endedBy).toBe('output');
   });
 
   it('a catastrophic pattern does not stall another client’s config/get and fails its own wait clearly', async () => {
