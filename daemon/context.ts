@@ -57,6 +57,8 @@ export interface DaemonContext {
   readonly spill: SpillUsage;
   /** True once shutdown began: new requests get SHUTTING_DOWN. */
   shuttingDown: boolean;
+  /** Requests dispatched since start (what the quiet-time collection watches, heap-footprint.ts). */
+  requestsHandled: number;
   /** Starts a graceful shutdown (idempotent). */
   requestShutdown(reason: string, options?: ShutdownOptions): void;
   /** Makes the coming shutdown, whoever starts it, keep the running jobs (`daemon/shutdown { keepJobs }`). */

@@ -3,6 +3,7 @@
  * watch are light and load with it; the server and its logger (zod, every handler and subsystem)
  * load through `loadDaemon()`, only when a daemon really starts in this process.
  */
+import { keepYoungGenerationSmall } from './heap-footprint.js';
 import { closeInheritedFds } from './inherited-fds.js';
 import type { createLogger } from './logger.js';
 import type { startDaemon } from './server.js';
@@ -22,6 +23,7 @@ export interface DaemonModules {
 export async function loadDaemon(): Promise<DaemonModules> {
   // First: no worker, spawner or command may start while an inherited descriptor is open.
   const closedFds = closeInheritedFds();
+  keepYoungGenerationSmall();
   const [logger, server] = await Promise.all([import('./logger.js'), import('./server.js')]);
   return { createLogger: logger.createLogger, startDaemon: server.startDaemon, closedFds };
 }

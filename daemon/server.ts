@@ -30,6 +30,7 @@ import { restoreJobKeys } from './request-keys/job-keys.js';
 import { RequestKeyStore } from './request-keys/key-store.js';
 import { RegexChecker } from './waits/regex-checker.js';
 import { createSandboxRunner } from './sandbox/runner.js';
+import { collectWhenQuiet } from './heap-footprint.js';
 import { watchIdleSessions } from './session-lifecycle.js';
 import { SessionTable } from './sessions.js';
 import { packageVersion } from '../shared/package-version.js';
@@ -148,6 +149,7 @@ async function startOwnedDaemon(
   /** Set by the first `keepJobs` request, whichever shutdown request starts the shutdown. */
   let keepJobsRequested = false;
   let stopIdleSessions = () => {};
+  let stopQuietGc = () => {};
   let markClosed: () => void = () => {};
   const closed = new Promise<void>((resolve) => (markClosed = resolve));
   const spill = new SpillSweeper(paths.spill, openSpillFiles, () => config.get(), options.log);
@@ -219,6 +221,7 @@ async function startOwnedDaemon(
     sandbox: await sandbox,
     spill,
     shuttingDown: false,
+    requestsHandled: 0,
     requestShutdown: (reason, shutdownOptions) => {
       if (shutdownOptions?.keepJobs) keepJobsRequested = true;
       // shutdown() logs its own failures; this catch keeps a rejection from ending the process anyway.
@@ -260,6 +263,7 @@ async function startOwnedDaemon(
       context.shuttingDown = true;
       await step('log', () => context.log.info({ reason }, 'shutting down'));
       await step('stop idle sessions', stopIdleSessions);
+      await step('stop the quiet-time collection', stopQuietGc);
       await step('stop listening', () => listener?.server.close());
       await step('stop listening on the network', () => network?.close());
       const graceMs = config.get().graceMs;
@@ -326,6 +330,10 @@ async function startOwnedDaemon(
     context.log.warn({ err: error }, 'removing abandoned upload temp files failed'),
   );
   stopIdleSessions = watchIdleSessions(context);
+  stopQuietGc = collectWhenQuiet(
+    () => context.requestsHandled,
+    () => context.runs.size > 0,
+  );
   // Every listener hands its sockets to this one accept path: the same limits for all of them.
   const accept = (socket: Socket): ClientConnection | undefined => {
     if (context.shuttingDown) {

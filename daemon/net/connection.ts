@@ -246,6 +246,7 @@ export class ClientConnection implements SessionHolder {
     raw: unknown,
     token: Parameters<HandlerEntry['handle']>[1]['token'],
   ): Promise<unknown> {
+    this.daemon.requestsHandled += 1;
     const isInitialize = entry.decl === (Initialize as unknown);
     if (!this.authed && !isInitialize) return this.refuse();
     if (this.daemon.shuttingDown)

@@ -1,0 +1,56 @@
+/**
+ * What an idle daemon keeps (B10; daemon/heap-footprint.ts, daemon/idle-release.ts): after a
+ * burst of runs, jobs and a pattern wait, it gives back the young generation the burst grew and
+ * lets its helper processes and threads go. Measured as the anonymous memory (`Pss_Anon` of
+ * `smaps_rollup`: the heap, not the shared Node binary) of the daemon's own process.
+ */
+import { readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, expect, it } from 'vitest';
+import { QUIET_MS } from '../../daemon/heap-footprint.js';
+import { HELPER_IDLE_MS } from '../../daemon/idle-release.js';
+import { JobRelease, JobWait, ShellRun, ShellStart } from '../../protocol/methods.js';
+import { startDaemon } from '../helpers/daemon.js';
+import { spawnerProcesses } from '../helpers/procs.js';
+
+/** `Pss_Anon` of a process, in MB. */
+function anonMb(pid: number): number {
+  return Number(/^Pss_Anon:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'))?.[1]) / 1024;
+}
+
+/** How many threads a process runs now. */
+function threads(pid: number): number {
+  return Number(/^Threads:\s+(\d+)$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]);
+}
+
+describe('daemon footprint', { timeout: 120_000 }, () => {
+  it('after a burst, keeps no helper and at most 6 MB more anonymous memory than idle after start', async () => {
+    const daemon = await startDaemon();
+    const client = await daemon.session('f');
+    // What every request loads (zod, the libuv pool) is counted in the idle figure.
+    await client.run({ sessionId: 'f', command: 'true' });
+    await sleep(QUIET_MS * 3);
+    const idle = { anon: anonMb(daemon.pid), threads: threads(daemon.pid) };
+
+    for (let i = 0; i < 200; i++) await client.call(ShellRun, { sessionId: 'f', command: 'echo run' });
+    const jobs = await Promise.all(
+      Array.from({ length: 20 }, () => client.call(ShellStart, { sessionId: 'f', command: 'echo job; sleep 0.2' })),
+    );
+    for (const { jobId } of jobs) {
+      await client.call(JobWait, { sessionId: 'f', jobId, until: { output: '^job$' } });
+      await client.call(JobWait, { sessionId: 'f', jobId });
+      await client.call(JobRelease, { sessionId: 'f', jobId });
+    }
+    const busy = anonMb(daemon.pid);
+    expect(spawnerProcesses(daemon.pid)).toHaveLength(1);
+
+    await sleep(Math.max(QUIET_MS, HELPER_IDLE_MS) + 2_000);
+    const after = { anon: anonMb(daemon.pid), threads: threads(daemon.pid) };
+    console.log(
+      `footprint: Pss_Anon idle ${idle.anon.toFixed(1)} MB, busy ${busy.toFixed(1)} MB, after ${after.anon.toFixed(1)} MB; threads ${idle.threads} -> ${after.threads}`,
+    );
+    expect(spawnerProcesses(daemon.pid)).toEqual([]);
+    expect(after.threads).toBe(idle.threads);
+    expect(after.anon - idle.anon).toBeLessThan(6);
+  });
+});
