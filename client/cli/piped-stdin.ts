@@ -1,39 +1,15 @@
 /** The caller's stdin for `execd run`: forwarded when it is a pipe or a file, never a terminal. */
-
-/** What reading stdin gave: the text (undefined for none), or that it passed the limit. */
-export type PipedStdin = { text: string | undefined } | { tooLarge: true };
-
-/** True when stdin is a terminal (never read) or cannot be looked at (closed). */
-export function stdinIsTerminal(): boolean {
-  try {
-    return process.stdin.isTTY === true;
-  } catch {
-    return true;
-  }
-}
+import { fstatSync } from 'node:fs';
 
 /**
- * Reads stdin to its end when it is not a terminal (`echo piped | execd run -- cat`); `text` is
- * undefined for a terminal, an empty input, or a stdin that cannot be read. Stops as soon as more
- * than `limitBytes` arrived (`yes | execd run -- head -1` would never end) and closes stdin, so the
- * writer gets SIGPIPE instead of filling memory.
+ * True when stdin is a pipe, a socket or a file: what is forwarded. A terminal, a character device
+ * such as /dev/null (a process started with its stdin ignored) or a closed stdin is not read.
  */
-export async function readPipedStdin(limitBytes: number): Promise<PipedStdin> {
-  if (stdinIsTerminal()) return { text: undefined };
-  const chunks: Buffer[] = [];
-  let bytes = 0;
+export function stdinHasInput(): boolean {
   try {
-    for await (const chunk of process.stdin) {
-      chunks.push(chunk as Buffer);
-      bytes += (chunk as Buffer).length;
-      if (bytes > limitBytes) {
-        process.stdin.destroy();
-        return { tooLarge: true };
-      }
-    }
+    const stat = fstatSync(0);
+    return stat.isFIFO() || stat.isSocket() || stat.isFile();
   } catch {
-    return { text: undefined };
+    return false;
   }
-  const text = Buffer.concat(chunks).toString('utf8');
-  return { text: text.length > 0 ? text : undefined };
 }

@@ -25,7 +25,7 @@ import { commandFromWords, commandWordsHelp } from './command-words.js';
 import { ENV_HELP, parseEnvPairs } from './env-pairs.js';
 import { EXIT_EXECD_ERROR, usageError } from './errors.js';
 import { EXIT_TIMEOUT, signalExitCode } from './exit-codes.js';
-import { stdinIsTerminal } from './piped-stdin.js';
+import { stdinHasInput } from './piped-stdin.js';
 import { SANDBOX_HELP, sandboxPolicyOf } from './sandbox-flag.js';
 import { openSession, SESSION_HELP, SESSION_OPTION } from './session.js';
 
@@ -150,7 +150,7 @@ export const runCommand: CommandRunner = async (argv, globals) => {
     }
   }
   try {
-    const input = values['no-stdin'] || stdinIsTerminal() ? undefined : process.stdin;
+    const input = values['no-stdin'] || !stdinHasInput() ? undefined : process.stdin;
     const command = commandFromWords(positionals, client.info.capabilities.shell);
     await openSession(client, values.session);
     const controller = new AbortController();

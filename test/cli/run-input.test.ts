@@ -18,6 +18,10 @@ describe('execd run input', { timeout: 120_000 }, () => {
       stdout: 'rc=0\n',
     });
     expect(await runShell(world, '$EXECD run -- cat </dev/null; echo "rc=$?"')).toMatchObject({ stdout: 'rc=0\n' });
+    // Neither a pipe nor a file: nothing is forwarded, the command's stdin is the daemon's /dev/null.
+    expect(await runShell(world, "$EXECD run -- 'readlink /proc/self/fd/0' </dev/null")).toMatchObject({
+      stdout: '/dev/null\n',
+    });
     expect(await runShell(world, 'echo "from a file" >in.txt; $EXECD run -- cat <in.txt')).toMatchObject({
       stdout: 'from a file\n',
     });
