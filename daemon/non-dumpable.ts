@@ -9,8 +9,7 @@
  * The flag resets on `execve`, so every command the daemon starts is dumpable as usual; the
  * spawner process (a fresh `node`) sets it for itself.
  */
-import { createRequire } from 'node:module';
-import type * as Koffi from 'koffi';
+import { koffi } from './koffi.js';
 
 const PR_SET_DUMPABLE = 4;
 
@@ -18,10 +17,10 @@ const PR_SET_DUMPABLE = 4;
 export function makeNonDumpable(): string | undefined {
   if (process.platform !== 'linux') return `prctl(PR_SET_DUMPABLE) is Linux-only (this is ${process.platform})`;
   try {
-    const koffi = createRequire(import.meta.url)('koffi') as typeof Koffi;
-    const prctl = koffi.load('libc.so.6').func('int prctl(int option, ...)') as (...args: unknown[]) => number;
+    const ffi = koffi();
+    const prctl = ffi.load('libc.so.6').func('int prctl(int option, ...)') as (...args: unknown[]) => number;
     if (prctl(PR_SET_DUMPABLE, 'unsigned long', 0) !== 0)
-      return `prctl(PR_SET_DUMPABLE, 0) failed (errno ${koffi.errno()})`;
+      return `prctl(PR_SET_DUMPABLE, 0) failed (errno ${ffi.errno()})`;
     return undefined;
   } catch (error) {
     return `cannot call prctl: ${(error as Error).message}`;

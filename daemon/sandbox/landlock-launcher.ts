@@ -14,8 +14,7 @@
  * restricts itself, checks that the first hidden directory is refused and prints the ABI.
  */
 import { closeSync, openSync, readdirSync, statSync, writeSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import type * as Koffi from 'koffi';
+import { koffi as loadKoffi } from '../koffi.js';
 import {
   ENV_CHUNK_PREFIX,
   handledFs,
@@ -58,7 +57,7 @@ interface Libc {
 }
 
 function loadLibc(): Libc {
-  const koffi = createRequire(import.meta.url)('koffi') as typeof Koffi;
+  const koffi = loadKoffi();
   const lib = koffi.load('libc.so.6');
   return {
     syscall: lib.func('long syscall(long nr, ...)'),
