@@ -9,9 +9,10 @@
  *   right there, without a hop.
  * - Otherwise it goes to a spawner process (spawn-worker.ts), small, started once a child has
  *   lived BOOT_DELAY_MS (or by the spawn that overlaps it) and let go HELPER_IDLE_MS after the
- *   last child ended (an idle daemon keeps none: B10). The daemon sees the child through a `SpawnedChild`: its pid, its pipes (handed
- *   over as descriptors, so no output passes through the spawner and back-pressure is the
- *   kernel's), and its 'spawn', 'error' and 'exit' events, like a `ChildProcess`.
+ *   last child ended (an idle daemon keeps none: B10). The daemon sees the child through a
+ *   `SpawnedChild`: its pid, its pipes (handed over as descriptors, so no output passes through
+ *   the spawner and back-pressure is the kernel's), and its 'spawn', 'error' and 'exit' events,
+ *   like a `ChildProcess`.
  *
  * Out of file descriptors, a pipe handed over cannot be received (the kernel drops a passed
  * descriptor the receiver has no slot for, and Node's retries of it can end the spawner), so a

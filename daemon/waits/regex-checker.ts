@@ -2,8 +2,9 @@
  * Time-bounded regular expressions for `job/wait` `until.output` (SPEC §14). JavaScript's engine
  * backtracks, so a pattern from a client can take exponential time; V8's linear-time engine is
  * experimental, behind a flag, and refuses back-references and lookaround. So a check runs on one
- * worker thread (started by the first check, ended after HELPER_IDLE_MS without one), on bounded text (`MAX_WINDOW_BYTES`), and a check that passes `CHECK_BUDGET_MS`
- * ends the thread (the next check starts a fresh one) and fails the wait. Measured
+ * worker thread (started by the first check, ended after HELPER_IDLE_MS without one), on bounded
+ * text (`MAX_WINDOW_BYTES`), and a check that passes `CHECK_BUDGET_MS` ends the thread (the next
+ * check starts a fresh one) and fails the wait. Measured
  * (test/daemon/waits/job-wait-until.test.ts): a check of a simple pattern on 64 KiB costs well
  * under a millisecond on the thread; `^(a+)+$` on 40 a's and an x is cut at the budget while
  * another client's `config/get` answers in a few milliseconds.
