@@ -7,9 +7,9 @@
  *
  * - While no other child of the daemon is alive, nothing is waiting for the daemon: the spawn runs
  *   right there, without a hop.
- * - Otherwise it goes to a spawner process (spawn-worker.ts), small, started once a child has
- *   lived BOOT_DELAY_MS (or by the spawn that overlaps it) and let go HELPER_IDLE_MS after the
- *   last child ended (an idle daemon keeps none: B10). The daemon sees the child through a
+ * - Otherwise it goes to a spawner process (spawn-worker.ts), small, started when the daemon's
+ *   first child is and let go HELPER_IDLE_MS after the last child ended (an idle daemon keeps
+ *   none: B10). The daemon sees the child through a
  *   `SpawnedChild`: its pid, its pipes (handed over as descriptors, so no output passes through
  *   the spawner and back-pressure is the kernel's), and its 'spawn', 'error' and 'exit' events,
  *   like a `ChildProcess`.
@@ -82,9 +82,6 @@ export class SpawnedChild extends EventEmitter {
  */
 const POOL_SIZE = 1;
 
-/** How long the daemon's only child lives before a spawner process boots for the spawns that may overlap it. */
-const BOOT_DELAY_MS = 100;
-
 /** How long a spawner process may take to report its memory use. */
 const MEMORY_ANSWER_TIMEOUT_MS = 1_000;
 
@@ -133,14 +130,13 @@ export class Spawner {
   /** Spawns made in the daemon and by the spawner processes, since start. */
   readonly counts = { inline: 0, spawner: 0 };
   private closed = false;
-  /** Boots the spawner processes once a child has lived BOOT_DELAY_MS. */
-  private bootTimer: NodeJS.Timeout | undefined;
   /** Lets the spawner processes go once the daemon had no child for HELPER_IDLE_MS. */
   private readonly idleRelease = new IdleRelease(() => {
     // A spawner still has children (a job handed over, not yet counted out): keep them all.
-    if (this.live > 0 || this.children.size > 0) return;
+    if (this.live > 0 || this.children.size > 0 || this.pool.length === 0) return false;
     // Out of the pool first: their exits are then no loss (see `lose`).
     for (const { process } of this.pool.splice(0)) if (process.connected) process.disconnect();
+    return true;
   });
   /** Memory questions sent to spawner processes, by id, until answered or timed out. */
   private readonly memoryQuestions = new Map<number, (use: MemoryUse | undefined) => void>();
@@ -163,10 +159,9 @@ export class Spawner {
     const spawner = this.live === 0 || this.closed ? undefined : this.leastBusy();
     const inline = spawner === undefined;
     const child = spawner ? this.spawnRemote(spawner, order, pipes) : startChild(order);
-    // A daemon that never runs two children at once never needs a spawner process. A child that
-    // lives BOOT_DELAY_MS boots one, so that the next spawn while it lives does not wait for it;
-    // a short run (most are) ends before and leaves the cores to the daemon and the command.
-    if (inline && !this.closed) this.bootSoon();
+    // A daemon that never runs two children at once never needs a spawner process; the first
+    // child boots it, so that the next spawn while this one lives does not wait for it.
+    if (inline && !this.closed) this.start();
     this.counts[inline ? 'inline' : 'spawner'] += 1;
     this.live += 1;
     let counted = true;
@@ -221,18 +216,8 @@ export class Spawner {
   /** Lets the spawner processes go (at shutdown, once every process tree is gone). */
   close(): void {
     this.closed = true;
-    clearTimeout(this.bootTimer);
     this.idleRelease.cancel();
     for (const { process } of this.pool.splice(0)) if (process.connected) process.disconnect();
-  }
-
-  private bootSoon(): void {
-    if (this.bootTimer !== undefined || this.pool.length >= POOL_SIZE) return;
-    this.bootTimer = setTimeout(() => {
-      this.bootTimer = undefined;
-      if (this.live > 0 && !this.closed) this.start();
-    }, BOOT_DELAY_MS);
-    this.bootTimer.unref();
   }
 
   private spawnRemote(spawner: SpawnerProcess, order: SpawnOrder, pipes: PipeName[]): SpawnedChild {

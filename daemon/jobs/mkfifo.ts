@@ -32,9 +32,10 @@ let nextId = 0;
 const pending = new Map<number, Pending>();
 const idleRelease = new IdleRelease(() => {
   const idle = worker;
-  if (!idle || pending.size > 0) return;
+  if (!idle || pending.size > 0) return false;
   worker = undefined;
   void idle.terminate().catch(() => {});
+  return true;
 });
 
 /** Rejects every request in flight (the worker died) and lets the next request start a new one. */

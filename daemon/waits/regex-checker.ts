@@ -33,9 +33,10 @@ export class RegexChecker {
   /** Ends the thread once no check came for HELPER_IDLE_MS (B10). */
   private readonly idleRelease = new IdleRelease(() => {
     const worker = this.worker;
-    if (!worker || this.running || this.queue.length > 0) return;
+    if (!worker || this.running || this.queue.length > 0) return false;
     this.worker = undefined;
     void worker.terminate().catch(() => {});
+    return true;
   });
 
   /** True when `pattern` matches in `text`; 'timeout' when it ran out of time. */
