@@ -4,7 +4,7 @@
  * or spent token, send more than it announced, or leave a half-written target when it is cut.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { connect as netConnect, type Socket } from 'node:net';
 import { join } from 'node:path';
@@ -115,7 +115,9 @@ describe('transfer streams', () => {
     const raw = await rawStream(daemon);
     raw.socket.write(transferStreamPreamble(streamToken, 8 * 1024 * 1024));
     raw.socket.write(randomBytes(4 * 1024 * 1024));
-    await waitFor(() => tempsIn(workspace).length === 1, 'the upload to write its temp file');
+    // The temp file exists from begin on: wait for bytes in it, so the stream has attached.
+    const streamed = () => tempsIn(workspace).some((name) => statSync(join(workspace, name)).size > 0);
+    await waitFor(streamed, 'the stream to write into the temp file');
     raw.socket.destroy();
     await expect(client.call(FsUploadCommit, { sessionId: 'cut', uploadId })).rejects.toMatchObject({
       message: expect.stringMatching(/the stream ended after \d+ of 8388608 bytes/) as unknown,
