@@ -11,12 +11,13 @@
  */
 import { chmodSync, rmSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { build } from 'esbuild';
 
 const ROOT = join(import.meta.dirname, '..');
 const DIST = join(ROOT, 'dist');
-const OUT = join(DIST, 'bundle');
+/** dist/bundle/, or the directory named as the first argument (a test builds aside of the tree in use). */
+const OUT = process.argv[2] ? resolve(process.argv[2]) : join(DIST, 'bundle');
 
 /** The entry scripts: the CLI, and the helpers the daemon starts by file name. */
 const ENTRIES = [
