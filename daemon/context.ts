@@ -11,7 +11,7 @@ import type { Logger } from './logger.js';
 import type { ProcessRegistry } from './process-registry.js';
 import type { RequestKeyStore } from './request-keys/key-store.js';
 import type { RegexChecker } from './waits/regex-checker.js';
-import type { SandboxRunner } from './sandbox/runner.js';
+import type { ProbedRunner } from './sandbox/runner.js';
 import type { SessionTable } from './sessions.js';
 import type { SpillUsage } from './state/spill-sweep.js';
 import type { statePaths } from '../shared/state-dir.js';
@@ -51,8 +51,8 @@ export interface DaemonContext {
   readonly terminals: TerminalTable;
   /** Why no PTY can be opened here (undefined: terminals work); settles once the start-up probe ran. */
   readonly terminalsUnavailable: Promise<string | undefined>;
-  /** The file-sandbox runner, probed at start-up. */
-  readonly sandbox: SandboxRunner;
+  /** The file-sandbox runner, probed at start-up (Landlock's probe answers after the daemon listens). */
+  readonly sandbox: ProbedRunner;
   /** Spill and log bytes on disk as of the last retention sweep. */
   readonly spill: SpillUsage;
   /** True once shutdown began: new requests get SHUTTING_DOWN. */

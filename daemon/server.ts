@@ -288,6 +288,9 @@ async function startOwnedDaemon(
       const terminalReason = keepJobs ? TERMINALS_DO_NOT_SURVIVE : 'daemon shut down';
       await step('close terminals', () => terminals.closeAll(terminalReason), killBound);
       await step('end file transfers and watches', () => releaseAllFiles(context));
+      // Landlock's probe may still be out in a daemon's first moments: its process and scratch
+      // directory end with it (within the probe's own timeout).
+      await step('wait for the sandbox probe', () => context.sandbox.settled);
       await step('close the journal', () => jobs.close());
       await step('kill leftovers', () => context.processes.killLeftovers(undefined, graceMs));
       // Whatever an earlier step could not end (it failed) is killed here, whatever its kind.
@@ -360,27 +363,34 @@ async function startOwnedDaemon(
   // Every network listener is bound before the socket: a client (or a readiness probe) that
   // reaches the socket finds a daemon whose listeners all accept, and a listener that cannot bind
   // fails the start before any client uses the socket.
-  if (options.listen?.length) {
-    const listenerContext = {
-      log: options.log,
-      handshakeTimeoutMs: () => config.get().handshakeTimeoutMs,
-      admission: new NetworkAdmission(() => config.get()),
-    };
-    network = await openNetworkListeners(options.listen, options.tls ?? {}, listenerContext, accept);
-    context.listenerUrls.push(...network.urls);
-  }
   try {
+    if (options.listen?.length) {
+      const listenerContext = {
+        log: options.log,
+        handshakeTimeoutMs: () => config.get().handshakeTimeoutMs,
+        admission: new NetworkAdmission(() => config.get()),
+      };
+      network = await openNetworkListeners(options.listen, options.tls ?? {}, listenerContext, accept);
+      context.listenerUrls.push(...network.urls);
+    }
     listener = await listenPrivately(options.socketPath, platform, accept);
   } catch (error) {
     network?.close();
+    // A start that fails leaves no probe behind either (its process, its scratch directory).
+    await context.sandbox.settled;
     throw error;
   }
-  context.log.info(
-    { sandboxModes: context.sandbox.modes, sandbox: context.sandbox.info },
-    context.sandbox.unavailable === undefined
-      ? `sandbox runner works: ${context.sandbox.backend}`
-      : 'sandbox runner unavailable: confined modes fail closed',
-  );
+  // Once the last probe answers: Landlock's may do so after the daemon listens.
+  context.sandbox.settled
+    .then((runner) =>
+      context.log.info(
+        { sandboxModes: runner.modes, sandbox: runner.info },
+        runner.unavailable === undefined
+          ? `sandbox runner works: ${runner.backend}`
+          : 'sandbox runner unavailable: confined modes fail closed',
+      ),
+    )
+    .catch(() => {});
   context.log.info(
     { socket: options.socketPath, listen: network?.urls, stateDir: options.stateDir, version: VERSION },
     'listening',

@@ -71,7 +71,7 @@ export const daemonHandlers = [
     memory: await memoryUse(daemon.spawner),
     listeners: [...daemon.listenerUrls],
     spill: await spillUsage(daemon.paths.spill),
-    sandbox: daemon.sandbox.info,
+    sandbox: daemon.sandbox.current.info,
     config: daemon.config.get(),
   })),
 

@@ -33,8 +33,8 @@ export const initializeHandlers = [
       capabilities: {
         shell: daemon.platform.shell,
         background: daemon.config.get().enableRunInBackground,
-        sandboxModes: daemon.sandbox.modes,
-        sandbox: daemon.sandbox.info,
+        sandboxModes: daemon.sandbox.current.modes,
+        sandbox: daemon.sandbox.current.info,
         streaming: true,
         terminals: (await daemon.terminalsUnavailable) === undefined,
       },

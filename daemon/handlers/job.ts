@@ -27,7 +27,7 @@ import { recordReportedOutputs } from '../state/output-files.js';
 import { startJob } from '../jobs/start-job.js';
 import { sessionSpillDir } from '../session-lifecycle.js';
 import { fingerprintRequest } from '../request-keys/fingerprint.js';
-import { checkSpawnLimits, confineSpec, resolveRequest } from './shell.js';
+import { awaitRunner, checkSpawnLimits, confineSpec, resolveRequest } from './shell.js';
 
 /**
  * The job, when this connection opened `sessionId` and that session owns the job:
@@ -61,6 +61,8 @@ export const jobHandlers = [
     if (!config.enableRunInBackground) return new ExecdError('BACKGROUND_DISABLED', BACKGROUND_DISABLED_MESSAGE);
     const spec = resolveRequest(params, ctx);
     if (spec instanceof ExecdError) return spec;
+    const waited = await awaitRunner(daemon, spec, { id: params.sessionId, conn: ctx.conn });
+    if (waited) return waited;
     const limited = checkSpawnLimits(daemon, params.stdin);
     if (limited) return limited;
     if (daemon.jobs.live(params.sessionId).length >= config.maxJobsPerSession) {

@@ -10,7 +10,8 @@ import { handler, type HandlerContext } from '../net/handler.js';
 import { resolveSpec } from '../resolve.js';
 import { checkRequestedPolicy } from '../sandbox/escalation.js';
 import { hiddenPaths } from '../sandbox/hidden-paths.js';
-import { confine, type Confinement } from '../sandbox/runner.js';
+import { isConfined } from '../sandbox/modes.js';
+import { confine, sandboxUnavailable, type Confinement } from '../sandbox/runner.js';
 import { recordReportedOutputs } from '../state/output-files.js';
 import { sessionSpillDir } from '../session-lifecycle.js';
 import { dropCapture, openRunStdin, progressSender } from './shell-stream.js';
@@ -54,7 +55,25 @@ export function checkSpawnLimits(daemon: DaemonContext, stdin: string | undefine
   return undefined;
 }
 
-/** The sandbox runner's wrapping of a spec (SPEC §6): undefined when unconfined, an error when it cannot be enforced. */
+/**
+ * Waits, for a confined spec, until the sandbox runner's last probe has answered (only Landlock's
+ * can still be out, in a daemon's first moments); then the session must still be open.
+ */
+export async function awaitRunner(
+  daemon: DaemonContext,
+  spec: ExecSpec,
+  session: { id: string; conn: HandlerContext['conn'] },
+): Promise<ExecdError | undefined> {
+  if (daemon.sandbox.isSettled || !isConfined(spec.sandboxPolicy.mode)) return undefined;
+  await daemon.sandbox.settled;
+  const open = daemon.sessions.require(session.id, session.conn);
+  return open instanceof ExecdError ? open : undefined;
+}
+
+/**
+ * The sandbox runner's wrapping of a spec (SPEC §6): undefined when unconfined, an error when it
+ * cannot be enforced — also while the runner's probe is out (`awaitRunner` first): fail closed.
+ */
 export function confineSpec(
   daemon: DaemonContext,
   spec: ExecSpec,
@@ -66,7 +85,9 @@ export function confineSpec(
     socketIsFile: daemon.platform.socketIsFile,
     secretFiles: daemon.secretFiles,
   });
-  return confine(daemon.sandbox, spec, {
+  if (!daemon.sandbox.isSettled && isConfined(spec.sandboxPolicy.mode))
+    return sandboxUnavailable(spec.sandboxPolicy.mode, 'the sandbox runner has not answered its probe yet');
+  return confine(daemon.sandbox.current, spec, {
     hiddenDirs: hidden.dirs,
     hiddenFiles: hidden.files,
     spillDir: sessionSpillDir(daemon, sessionId),
@@ -114,6 +135,8 @@ export const shellHandlers = [
     const { daemon, conn, token } = ctx;
     const spec = resolveRequest(params, ctx);
     if (spec instanceof ExecdError) return spec;
+    const waited = await awaitRunner(daemon, spec, { id: params.sessionId, conn });
+    if (waited) return waited;
     const limited = checkSpawnLimits(daemon, params.stdin);
     if (limited) return limited;
     const runName = daemon.nextRunName();

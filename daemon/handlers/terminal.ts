@@ -79,6 +79,8 @@ export const terminalHandlers = [
   handler(TerminalOpen, async (params, ctx) => {
     const refused = await unavailable(ctx);
     if (refused) return refused;
+    // In a daemon's first moments Landlock's probe may still be out: a terminal waits for it.
+    await ctx.daemon.sandbox.settled;
     const session = ctx.daemon.sessions.require(params.sessionId, ctx.conn);
     if (session instanceof ExecdError) return session;
     return openTerminal(ctx.daemon, session, params);

@@ -1,7 +1,9 @@
 /**
  * The sandbox runner of this daemon: bubblewrap or Landlock, chosen and probed once at start-up
  * (SPEC §6, §15). A confined mode is only ever run through a runner that the probe showed
- * working; otherwise it fails closed with SANDBOX_UNAVAILABLE and nothing runs.
+ * working; otherwise it fails closed with SANDBOX_UNAVAILABLE and nothing runs. Landlock's probe
+ * (a launcher process) does not hold up the daemon's start: until it answers, `initialize` reports
+ * what the kernel offers, and a confined command waits for the probe's answer.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,6 +15,7 @@ import { ensurePrivateDir } from '../../spill/spill-file.js';
 import type { TerminateOptions } from '../executor/kill.js';
 import { bwrapArgv } from './bwrap-args.js';
 import { BWRAP_SIGNATURES, LANDLOCK_SIGNATURES } from './denial.js';
+import { landlockAbiHere } from './landlock-abi.js';
 import { landlockGuarantees, landlockLaunch, landlockPlan, probeLandlock } from './landlock-runner.js';
 import { enforceableModes, isConfined, type ConfinedMode } from './modes.js';
 import { runProbe } from './probe-process.js';
@@ -108,27 +111,74 @@ function runnerOf(choice: RunnerChoice, backend: SandboxBackend | undefined, inf
 }
 
 /**
- * Probes the runner(s) the choice names and returns the one this daemon uses for its whole life:
- * `auto` takes bubblewrap when it works and falls back to Landlock.
+ * The daemon's runner as far as its probes have answered: `current` at once (for `initialize` and
+ * `daemon/status`), `settled` once the last probe has — the runner for the daemon's whole life.
  */
-export async function createSandboxRunner(choice: RunnerChoice): Promise<SandboxRunner> {
+export class ProbedRunner {
+  private known: SandboxRunner;
+  private done: boolean;
+  /** The runner the last probe found; never rejects. */
+  readonly settled: Promise<SandboxRunner>;
+
+  /** `expected` stands until `proof` (the last probe, if one is still out) answers. */
+  constructor(expected: SandboxRunner, proof?: Promise<SandboxRunner>) {
+    this.known = expected;
+    this.done = proof === undefined;
+    this.settled = (proof ?? Promise.resolve(expected)).then((runner) => {
+      this.known = runner;
+      this.done = true;
+      return runner;
+    });
+  }
+
+  /** What is known now: the probe's answer once it is in, else what the kernel's answer promises. */
+  get current(): SandboxRunner {
+    return this.known;
+  }
+
+  /** True once no probe is out. */
+  get isSettled(): boolean {
+    return this.done;
+  }
+}
+
+/**
+ * Probes the runner(s) the choice names and resolves with the one this daemon uses for its whole
+ * life: `auto` takes bubblewrap when it works and falls back to Landlock. Bubblewrap's probe is
+ * waited for (one short process); Landlock's is asked of the kernel first and proven by the
+ * launcher in the background.
+ */
+export async function createSandboxRunner(choice: RunnerChoice): Promise<ProbedRunner> {
   const reasons: string[] = [];
+  const unavailable = () =>
+    runnerOf(choice, undefined, { backend: null, enforces: [], unavailable: reasons.join('; ') });
   if (choice.backend !== 'landlock') {
-    const broken = await probeBwrap(choice.bwrapPath);
-    if (broken === undefined) return runnerOf(choice, 'bwrap', { backend: 'bwrap', enforces: BWRAP_GUARANTEES });
+    const broken = await probeBwrap(choice.bwrapPath).catch((error: Error) => `the probe failed: ${error.message}`);
+    if (broken === undefined)
+      return new ProbedRunner(runnerOf(choice, 'bwrap', { backend: 'bwrap', enforces: BWRAP_GUARANTEES }));
     reasons.push(`${BWRAP}: ${broken}`);
   }
   if (choice.backend !== 'bwrap') {
-    const probe = await probeLandlock();
-    if ('abi' in probe)
-      return runnerOf(choice, 'landlock', {
-        backend: 'landlock',
-        enforces: landlockGuarantees(probe.abi),
-        landlockAbi: probe.abi,
-      });
-    reasons.push(`${LANDLOCK}: ${probe.unavailable}`);
+    const kernel = landlockAbiHere();
+    if ('abi' in kernel) {
+      const landlock = (abi: number) =>
+        runnerOf(choice, 'landlock', { backend: 'landlock', enforces: landlockGuarantees(abi), landlockAbi: abi });
+      const proof = probeLandlock().then(
+        (probe) => {
+          if ('abi' in probe) return landlock(probe.abi);
+          reasons.push(`${LANDLOCK}: ${probe.unavailable}`);
+          return unavailable();
+        },
+        (error: unknown) => {
+          reasons.push(`${LANDLOCK}: the probe failed: ${(error as Error).message}`);
+          return unavailable();
+        },
+      );
+      return new ProbedRunner(landlock(kernel.abi), proof);
+    }
+    reasons.push(`${LANDLOCK}: ${kernel.unavailable}`);
   }
-  return runnerOf(choice, undefined, { backend: null, enforces: [], unavailable: reasons.join('; ') });
+  return new ProbedRunner(unavailable());
 }
 
 /** SANDBOX_UNAVAILABLE for a confined mode this daemon cannot enforce. */
