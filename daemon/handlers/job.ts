@@ -61,7 +61,7 @@ export const jobHandlers = [
     if (!config.enableRunInBackground) return new ExecdError('BACKGROUND_DISABLED', BACKGROUND_DISABLED_MESSAGE);
     const spec = resolveRequest(params, ctx);
     if (spec instanceof ExecdError) return spec;
-    const waited = await awaitRunner(daemon, spec, { id: params.sessionId, conn: ctx.conn });
+    const waited = await awaitRunner(spec, params.sessionId, ctx);
     if (waited) return waited;
     const limited = checkSpawnLimits(daemon, params.stdin);
     if (limited) return limited;

@@ -60,14 +60,14 @@ export function checkSpawnLimits(daemon: DaemonContext, stdin: string | undefine
  * can still be out, in a daemon's first moments); then the session must still be open.
  */
 export async function awaitRunner(
-  daemon: DaemonContext,
   spec: ExecSpec,
-  session: { id: string; conn: HandlerContext['conn'] },
+  sessionId: string,
+  { daemon, conn }: HandlerContext,
 ): Promise<ExecdError | undefined> {
   if (daemon.sandbox.isSettled || !isConfined(spec.sandboxPolicy.mode)) return undefined;
   await daemon.sandbox.settled;
-  const open = daemon.sessions.require(session.id, session.conn);
-  return open instanceof ExecdError ? open : undefined;
+  const session = daemon.sessions.require(sessionId, conn);
+  return session instanceof ExecdError ? session : undefined;
 }
 
 /**
@@ -135,7 +135,7 @@ export const shellHandlers = [
     const { daemon, conn, token } = ctx;
     const spec = resolveRequest(params, ctx);
     if (spec instanceof ExecdError) return spec;
-    const waited = await awaitRunner(daemon, spec, { id: params.sessionId, conn });
+    const waited = await awaitRunner(spec, params.sessionId, ctx);
     if (waited) return waited;
     const limited = checkSpawnLimits(daemon, params.stdin);
     if (limited) return limited;
