@@ -7,9 +7,10 @@
 import { constants } from 'node:os';
 import { koffi } from '../koffi.js';
 
-/** The same number on x86-64 and arm64 (syscalls from 403 on share one table). */
-const SYS_CREATE_RULESET = 444;
-const CREATE_RULESET_VERSION = 1;
+/** `landlock_create_ruleset`: the same number on x86-64 and arm64 (syscalls from 403 on share one table). */
+export const SYS_CREATE_RULESET = 444;
+/** Its flag that asks for the ABI version instead of creating a ruleset. */
+export const CREATE_RULESET_VERSION = 1;
 
 /** The errno's name (`ENOSYS`, `EOPNOTSUPP`), for the reason a client reads. */
 function errnoName(errno: number): string {

@@ -15,6 +15,7 @@
  */
 import { closeSync, openSync, readdirSync, statSync, writeSync } from 'node:fs';
 import { koffi as loadKoffi } from '../koffi.js';
+import { CREATE_RULESET_VERSION, SYS_CREATE_RULESET } from './landlock-abi.js';
 import {
   ENV_CHUNK_PREFIX,
   handledFs,
@@ -28,10 +29,8 @@ import {
 } from './landlock-rules.js';
 import { unixSocketFilter } from './unix-socket-filter.js';
 
-const SYS_CREATE_RULESET = 444;
 const SYS_ADD_RULE = 445;
 const SYS_RESTRICT_SELF = 446;
-const CREATE_RULESET_VERSION = 1;
 const RULE_PATH_BENEATH = 1;
 const PR_SET_NO_NEW_PRIVS = 38;
 const PR_SET_SECCOMP = 22;
