@@ -8,6 +8,7 @@ import type { EnvMap } from './env.js';
 import type { Spawner } from './executor/spawner.js';
 import type { JobTable } from './jobs/job-table.js';
 import type { Logger } from './logger.js';
+import type { DaemonObserver } from './observability/observer.js';
 import type { ProcessRegistry } from './process-registry.js';
 import type { RequestKeyStore } from './request-keys/key-store.js';
 import type { RegexChecker } from './waits/regex-checker.js';
@@ -55,6 +56,8 @@ export interface DaemonContext {
   readonly sandbox: ProbedRunner;
   /** Spill and log bytes on disk as of the last retention sweep. */
   readonly spill: SpillUsage;
+  /** What watches the daemon (`--metrics`, `--audit-log`); `NO_OBSERVER` when nothing does. */
+  readonly observer: DaemonObserver;
   /** True once shutdown began: new requests get SHUTTING_DOWN. */
   shuttingDown: boolean;
   /** Requests dispatched since start (what the quiet-time collection watches, heap-footprint.ts). */

@@ -10,6 +10,7 @@ import type { startDaemon } from './server.js';
 
 export { checkTlsFiles, parseListenUrl, type ListenSpec, type TlsFiles } from './net/listeners.js';
 export { daemonIsIdle, watchIdle } from './idle-exit.js';
+export { parseMetricsUrl, type MetricsSpec } from './observability/address.js';
 
 /** What starting a daemon in this process takes. */
 export interface DaemonModules {

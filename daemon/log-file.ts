@@ -19,6 +19,7 @@ export const DEFAULT_LOG_FILE_LIMITS: LogFileLimits = { logMaxBytes: 16 * 1024 *
 export class RotatingLogFile {
   private fd: number;
   private size: number;
+  private closed = false;
   /** Read at each write; replaced once the configuration is loaded. */
   limits: () => LogFileLimits = () => DEFAULT_LOG_FILE_LIMITS;
 
@@ -29,6 +30,7 @@ export class RotatingLogFile {
 
   /** Appends one line, rotating first when it would pass the bound. */
   write(line: string): boolean {
+    if (this.closed) return true;
     const bytes = Buffer.byteLength(line);
     const { logMaxBytes } = this.limits();
     if (this.size > 0 && this.size + bytes > logMaxBytes) this.rotate();
@@ -39,6 +41,16 @@ export class RotatingLogFile {
       // A full disk: the line is lost, the daemon goes on.
     }
     return true;
+  }
+
+  /** Closes the file; later writes are dropped. */
+  close(): void {
+    try {
+      closeSync(this.fd);
+    } catch {
+      // Already closed.
+    }
+    this.closed = true;
   }
 
   private rotate(): void {

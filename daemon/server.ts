@@ -42,6 +42,9 @@ import { releaseAllFiles, sweepAbandonedUploads } from './fs/service.js';
 import { checkPrivateDir, ensureToken, statePaths } from '../shared/state-dir.js';
 import { probePty } from './terminals/pty.js';
 import { makeNonDumpable } from './non-dumpable.js';
+import type { MetricsSpec } from './observability/address.js';
+import type { Observability } from './observability/index.js';
+import { NO_OBSERVER } from './observability/observer.js';
 import { TerminalTable } from './terminals/terminal-table.js';
 
 /** How to start a daemon. */
@@ -59,6 +62,10 @@ export interface DaemonOptions {
   tls?: TlsFiles;
   /** Start commands from a clean base environment (`serve --clean-env`, `EXECD_CLEAN_ENV=1`), see env.ts. */
   cleanEnv?: boolean;
+  /** The observability listener (`--metrics`): health, readiness, Prometheus metrics. */
+  metrics?: MetricsSpec;
+  /** The audit log of commands (`--audit-log`). */
+  auditLog?: string;
 }
 
 /** A running daemon. */
@@ -112,9 +119,21 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   if (socketRefusal) throw new Error(socketRefusal);
   // Owned before anything reads the state: a second daemon must change nothing.
   const ownership = claimOwnership(options.stateDir, options.socketPath, platform);
+  let observability: Observability | undefined;
   try {
-    return await startOwnedDaemon(options, platform, ownership);
+    // First, so that a probe of /readyz during the start finds the listener and learns why not yet.
+    // Loaded only when asked for: a daemon without either flag never reads these modules.
+    if (options.metrics !== undefined || options.auditLog !== undefined) {
+      const { openObservability } = await import('./observability/index.js');
+      observability = await openObservability({
+        ...(options.metrics && { metrics: options.metrics }),
+        ...(options.auditLog !== undefined && { auditLog: options.auditLog }),
+        ...(options.tls && { tls: options.tls }),
+      });
+    }
+    return await startOwnedDaemon(options, platform, ownership, observability);
   } catch (error) {
+    observability?.close();
     ownership.release();
     throw error;
   }
@@ -124,6 +143,7 @@ async function startOwnedDaemon(
   options: DaemonOptions,
   platform: PlatformFacts,
   ownership: Ownership,
+  observability: Observability | undefined,
 ): Promise<RunningDaemon> {
   // The probes are child processes: they run while the configuration, journal and terminals load.
   const terminalsUnavailable = probePty().catch((error: Error) => `cannot open a PTY: ${error.message}`);
@@ -220,6 +240,7 @@ async function startOwnedDaemon(
     terminalsUnavailable,
     sandbox: await sandbox,
     spill,
+    observer: observability?.observer ?? NO_OBSERVER,
     shuttingDown: false,
     requestsHandled: 0,
     requestShutdown: (reason, shutdownOptions) => {
@@ -314,6 +335,8 @@ async function startOwnedDaemon(
         Promise.race([Promise.all(open.map((conn) => conn.gone)), delay(FLUSH_WAIT_MS)]),
       );
       await step('remove the socket', () => listener?.removeSocket());
+      // Last: until here /readyz answers 503 shutting down, and the audit log takes the last ends.
+      await step('close the observability listener and the audit log', () => observability?.close());
       await step('release the locks', () => ownership.release());
       await step('stop the sweep', () => spill.stop());
       await step('close the spawner', () => context.spawner.close());
@@ -380,6 +403,16 @@ async function startOwnedDaemon(
     await context.sandbox.settled;
     throw error;
   }
+  // Ready once it answers on its socket (above) and its sandbox runner's last probe has answered.
+  observability?.attach({
+    context,
+    connections: () => connections,
+    notReady: () => {
+      if (context.shuttingDown) return 'shutting down';
+      if (!context.sandbox.isSettled) return 'starting: the sandbox probe has not answered yet';
+      return undefined;
+    },
+  });
   // Once the last probe answers: Landlock's may do so after the daemon listens.
   context.sandbox.settled
     .then((runner) =>
@@ -392,7 +425,14 @@ async function startOwnedDaemon(
     )
     .catch(() => {});
   context.log.info(
-    { socket: options.socketPath, listen: network?.urls, stateDir: options.stateDir, version: VERSION },
+    {
+      socket: options.socketPath,
+      listen: network?.urls,
+      ...(observability?.url !== undefined && { metrics: observability.url }),
+      ...(options.auditLog !== undefined && { auditLog: options.auditLog }),
+      stateDir: options.stateDir,
+      version: VERSION,
+    },
     'listening',
   );
   return { context, closed, shutdown };

@@ -1,7 +1,14 @@
 /** `execd serve`: run the daemon, in the foreground or detached. */
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { checkTlsFiles, daemonIsIdle, loadDaemon, parseListenUrl, watchIdle } from '../../daemon/index.js';
+import {
+  checkTlsFiles,
+  daemonIsIdle,
+  loadDaemon,
+  parseListenUrl,
+  parseMetricsUrl,
+  watchIdle,
+} from '../../daemon/index.js';
 import { sandboxModeSchema } from '../../protocol/sandbox.js';
 import { liveHolder } from '../../shared/lock-file.js';
 import { stateLockPath } from '../../shared/ownership.js';
@@ -16,6 +23,7 @@ import { CliError, usageError } from './errors.js';
 export const SERVE_HELP = `usage: execd serve [--socket PATH] [--state-dir DIR] [--log-level LEVEL] [--detach]
                    [--sandbox MODE] [--clean-env] [--config KEY=VALUE ...] [--idle-exit-ms MS] [--log-file FILE]
                    [--listen tls://HOST:PORT ... --tls-cert FILE --tls-key FILE [--tls-client-ca FILE]]
+                   [--metrics http://HOST:PORT] [--audit-log FILE]
 
 Runs the execd daemon: in the foreground logging JSON lines to stderr, or with --detach in the
 background logging to <state-dir>/execd.log (the command returns once the daemon listens).
@@ -35,6 +43,10 @@ background logging to <state-dir>/execd.log (the command returns once the daemon
   --tls-cert FILE      the server certificate (PEM, may include the chain) of the tls:// listeners
   --tls-key FILE       its private key (PEM)
   --tls-client-ca FILE require clients to present a certificate signed by this CA (PEM)
+  --metrics URL        serve GET /healthz, /readyz and /metrics (Prometheus) on http://HOST:PORT
+                       (or tcp://); https:// (or tls://) with --tls-cert and --tls-key; no token
+  --audit-log FILE     one JSON line per command started and ended (no output, no env values),
+                       rotated by size like the daemon log (logMaxBytes, logMaxFiles)
 
 Example: execd serve --detach --log-level debug --config graceMs=1000
 `;
@@ -66,6 +78,8 @@ export const serveCommand: CommandRunner = async (argv) => {
       'tls-cert': { type: 'string' },
       'tls-key': { type: 'string' },
       'tls-client-ca': { type: 'string' },
+      metrics: { type: 'string' },
+      'audit-log': { type: 'string' },
       'clean-env': { type: 'boolean', default: false },
     },
     strict: true,
@@ -103,7 +117,10 @@ export const serveCommand: CommandRunner = async (argv) => {
     key: absolute(values['tls-key']),
     clientCa: absolute(values['tls-client-ca']),
   };
-  const tlsRefusal = checkTlsFiles(listen, tls);
+  const metrics = values.metrics === undefined ? undefined : parseMetricsUrl(values.metrics);
+  if (typeof metrics === 'string') throw usageError('serve', metrics);
+  const auditLog = absolute(values['audit-log']);
+  const tlsRefusal = checkTlsFiles(listen, tls, metrics?.tls === true);
   if (tlsRefusal) throw usageError('serve', tlsRefusal);
 
   if (values.detach) {
@@ -115,11 +132,12 @@ export const serveCommand: CommandRunner = async (argv) => {
     }
     // The detached daemon gets the same flags, minus --detach; it logs to the state dir.
     const serveArgs = argv.filter((arg) => arg !== '--detach');
-    // The TLS files again, as absolute paths (the last occurrence of a flag wins).
+    // The TLS files and the audit log again, as absolute paths (the last occurrence of a flag wins).
     for (const [flag, path] of [
       ['--tls-cert', tls.cert],
       ['--tls-key', tls.key],
       ['--tls-client-ca', tls.clientCa],
+      ['--audit-log', auditLog],
     ] as const)
       if (path !== undefined) serveArgs.push(flag, path);
     let started: Awaited<ReturnType<typeof startDetached>>;
@@ -141,13 +159,23 @@ export const serveCommand: CommandRunner = async (argv) => {
   const { createLogger, startDaemon, closedFds } = await loadDaemon();
   const logFile = values['log-file'];
   if (logFile) mkdirSync(dirname(logFile), { recursive: true, mode: 0o700 });
+  if (auditLog) mkdirSync(dirname(auditLog), { recursive: true, mode: 0o700 });
   const log = createLogger(level, logFile ? { kind: 'file', path: logFile } : { kind: 'stderr' });
   if (closedFds.length > 0) log.debug({ fds: closedFds }, 'closed descriptors inherited from the parent');
   let daemon;
   try {
     // EXECD_CLEAN_ENV reaches a daemon the clients auto-start: they pass their environment on.
     const cleanEnv = values['clean-env'] || process.env.EXECD_CLEAN_ENV === '1';
-    daemon = await startDaemon({ ...endpoint, log, configFlags, listen, tls, cleanEnv });
+    daemon = await startDaemon({
+      ...endpoint,
+      log,
+      configFlags,
+      listen,
+      tls,
+      cleanEnv,
+      ...(metrics && { metrics }),
+      ...(auditLog !== undefined && { auditLog }),
+    });
   } catch (error) {
     const message = (error as Error).message;
     // In the foreground the one line below says it; a detached daemon has only its log.

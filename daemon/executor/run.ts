@@ -41,6 +41,10 @@ export interface RunContext {
   stdinPath?: string;
   /** Called once the spawn was attempted, whatever its outcome (the FIFO's name may go). */
   onSpawned?: () => void;
+  /** Called once the command's process runs, with its pid (what watches the daemon, observability/). */
+  onRunning?: (pid: number) => void;
+  /** Called as the run ends with the bytes the command wrote to stdout and stderr together. */
+  onOutputBytes?: (bytes: number) => void;
   /** Streaming: decoded text as it arrives, in order. */
   onOutput?: (stream: StreamName, text: string) => void;
   /** Streaming the exact bytes instead (`outputEncoding: 'base64'`), in order. */
@@ -127,6 +131,7 @@ export async function runForeground(spec: ExecSpec, ctx: RunContext): Promise<Sh
   }
   const pid = child.pid!;
   const group = ctx.processes.track({ pgid: pid, sessionId: ctx.sessionId, kind: 'run' });
+  ctx.onRunning?.(pid);
 
   if (stdout instanceof OutputCollector) child.stdout!.on('data', (chunk: Buffer) => stdout.write(chunk));
   const denials = confinement && new DenialScanner(confinement.denialSignatures);
@@ -186,6 +191,7 @@ export async function runForeground(spec: ExecSpec, ctx: RunContext): Promise<Sh
   const writersAlive = leftover ? () => groupAlive(pid) : undefined;
   const stdoutResult = stdout.finish(writersAlive);
   const stderrResult = stderr.finish(writersAlive);
+  ctx.onOutputBytes?.(stdout.totalBytes + stderr.totalBytes);
   if (confinement) {
     const reason = runnerFailure({
       exitCode,

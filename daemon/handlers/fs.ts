@@ -59,12 +59,31 @@ const ownerOf = (params: { sessionId: string }, ctx: HandlerContext) => ({
   sessionId: params.sessionId,
 });
 
+/** The bytes base64 `data` decodes to. */
+function base64Bytes(data: string): number {
+  const padding = data.endsWith('==') ? 2 : data.endsWith('=') ? 1 : 0;
+  return Math.floor((data.length * 3) / 4) - padding;
+}
+
+/**
+ * Reports a file call's bytes to what watches the daemon (`execd_fs_bytes_total`): a read's
+ * `bytes`, or the `written` bytes of a write that succeeded; passes the answer through.
+ */
+function counted<R>(ctx: HandlerContext, direction: 'read' | 'write', answer: R, written?: number): R {
+  if (!ctx.daemon.observer.active || answer instanceof ExecdError) return answer;
+  const bytes = direction === 'read' ? (answer as { bytes?: number }).bytes : written;
+  if (bytes !== undefined && bytes > 0) ctx.daemon.observer.fsBytes(direction, bytes);
+  return answer;
+}
+
 /** Handlers of the file methods. */
 export const fsHandlers = [
   fsHandler(FsStat, (call, params) => statPath(call, params.path)),
   fsHandler(FsList, (call, params) => listPath(call, params)),
-  fsHandler(FsRead, (call, params) => readPath(call, params)),
-  fsHandler(FsWrite, (call, params) => writePath(call, params)),
+  fsHandler(FsRead, async (call, params, ctx) => counted(ctx, 'read', await readPath(call, params))),
+  fsHandler(FsWrite, async (call, params, ctx) =>
+    counted(ctx, 'write', await writePath(call, params), base64Bytes(params.data)),
+  ),
   fsHandler(FsMkdir, (call, params) => mkdirPath(call, params)),
   fsHandler(FsRemove, (call, params) => removePath(call, params)),
   fsHandler(FsMove, (call, params) => movePath(call, params)),
@@ -102,8 +121,13 @@ export const fsHandlers = [
     trackConnection(ctx.daemon, ctx.conn);
     return fsServiceOf(ctx.daemon).transfers.beginUpload(call, ownerOf(params, ctx), params);
   }),
-  fsHandler(FsUploadChunk, (_call, params, ctx) =>
-    fsServiceOf(ctx.daemon).transfers.uploadChunk(ownerOf(params, ctx), params),
+  fsHandler(FsUploadChunk, async (_call, params, ctx) =>
+    counted(
+      ctx,
+      'write',
+      await fsServiceOf(ctx.daemon).transfers.uploadChunk(ownerOf(params, ctx), params),
+      base64Bytes(params.data),
+    ),
   ),
   fsHandler(FsUploadCommit, (call, params, ctx) =>
     fsServiceOf(ctx.daemon).transfers.commitUpload(call, ownerOf(params, ctx), params),
@@ -118,8 +142,8 @@ export const fsHandlers = [
     trackConnection(ctx.daemon, ctx.conn);
     return fsServiceOf(ctx.daemon).transfers.beginDownload(call, ownerOf(params, ctx), params.path);
   }),
-  fsHandler(FsDownloadChunk, (_call, params, ctx) =>
-    fsServiceOf(ctx.daemon).transfers.downloadChunk(ownerOf(params, ctx), params),
+  fsHandler(FsDownloadChunk, async (_call, params, ctx) =>
+    counted(ctx, 'read', await fsServiceOf(ctx.daemon).transfers.downloadChunk(ownerOf(params, ctx), params)),
   ),
   fsHandler(FsDownloadEnd, (_call, params, ctx) =>
     fsServiceOf(ctx.daemon).transfers.endDownload(ownerOf(params, ctx), params.downloadId),

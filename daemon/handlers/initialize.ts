@@ -21,6 +21,7 @@ export const initializeHandlers = [
     }
     conn.authed = true;
     conn.admin = params.adminToken !== undefined;
+    conn.clientName = params.client.name;
     daemon.log.debug({ conn: conn.id, client: params.client.name, admin: conn.admin }, 'client authenticated');
     return {
       protocolVersion: PROTOCOL_VERSION,

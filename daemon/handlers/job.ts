@@ -14,7 +14,12 @@ import {
   JobWait,
   JobWrite,
   ShellStart,
+  type ParamsOf,
 } from '../../protocol/methods.js';
+import type { Config } from '../../protocol/config.js';
+import type { ExecSpec } from '../../protocol/types.js';
+import { jobEnd, failedEnd } from '../observability/command-outcome.js';
+import { observedCommand, specFacts } from '../observability/command-watch.js';
 import { requireAdmin } from '../admin.js';
 import { handler, type HandlerContext } from '../net/handler.js';
 import { waitUntil, type Until } from '../waits/wait-until.js';
@@ -53,6 +58,23 @@ function resolveUntil(until: Until, sessionId: string, { daemon }: HandlerContex
   return { ...until, path };
 }
 
+/** Why a resolved `shell/start` may not start a job now (the runner, the limits); undefined when it may. */
+async function checkJobStart(
+  spec: ExecSpec,
+  params: ParamsOf<typeof ShellStart>,
+  ctx: HandlerContext,
+  config: Config,
+): Promise<ExecdError | undefined> {
+  const waited = await awaitRunner(spec, params.sessionId, ctx);
+  if (waited) return waited;
+  const limited = checkSpawnLimits(ctx.daemon, params.stdin);
+  if (limited) return limited;
+  if (ctx.daemon.jobs.live(params.sessionId).length >= config.maxJobsPerSession) {
+    return new ExecdError('LIMIT_EXCEEDED', `maxJobsPerSession limit reached (${config.maxJobsPerSession})`);
+  }
+  return undefined;
+}
+
 /** Handlers of the background job methods. */
 export const jobHandlers = [
   handler(ShellStart, async (params, ctx) => {
@@ -61,12 +83,11 @@ export const jobHandlers = [
     if (!config.enableRunInBackground) return new ExecdError('BACKGROUND_DISABLED', BACKGROUND_DISABLED_MESSAGE);
     const spec = resolveRequest(params, ctx);
     if (spec instanceof ExecdError) return spec;
-    const waited = await awaitRunner(spec, params.sessionId, ctx);
-    if (waited) return waited;
-    const limited = checkSpawnLimits(daemon, params.stdin);
-    if (limited) return limited;
-    if (daemon.jobs.live(params.sessionId).length >= config.maxJobsPerSession) {
-      return new ExecdError('LIMIT_EXCEEDED', `maxJobsPerSession limit reached (${config.maxJobsPerSession})`);
+    const watch = observedCommand(ctx, specFacts('job', spec, params));
+    const refused = await checkJobStart(spec, params, ctx, config);
+    if (refused) {
+      watch.ended(failedEnd(refused, 0));
+      return refused;
     }
     const unit = `job-${daemon.nextRunName()}`;
     spec.env = { ...spec.env, ...daemon.processes.scopes.env(params.sessionId, unit) };
@@ -86,6 +107,8 @@ export const jobHandlers = [
         requestKey: { key: params.requestKey, fingerprint: fingerprintRequest(ShellStart.method, params) },
       }),
     });
+    if (job.pid > 0) watch.running(job.pid);
+    void job.settled.then(() => watch.ended(jobEnd(job.snapshot())));
     return { jobId: job.id, pid: job.pid, startedAt: job.identity.startedAt.toISOString() };
   }),
 

@@ -1,5 +1,6 @@
 /** `shell/resolve` and `shell/run`: resolve once, then run the resolved spec. */
 import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { ExecdError } from '../../protocol/errors.js';
 import { ShellResolve, ShellRun, type ExecRequest, type ParamsOf } from '../../protocol/methods.js';
 import type { ExecSpec, ShellRunResult, YieldedRunResult } from '../../protocol/types.js';
@@ -8,6 +9,10 @@ import { runForeground, type OutputFlow } from '../executor/run.js';
 import type { DaemonContext } from '../context.js';
 import { handler, type HandlerContext } from '../net/handler.js';
 import { resolveSpec } from '../resolve.js';
+import type { Job } from '../jobs/job.js';
+import { failedEnd, jobEnd, runEnd } from '../observability/command-outcome.js';
+import { observedCommand, specFacts } from '../observability/command-watch.js';
+import type { CommandWatch } from '../observability/observer.js';
 import { checkRequestedPolicy } from '../sandbox/escalation.js';
 import { hiddenPaths } from '../sandbox/hidden-paths.js';
 import { isConfined } from '../sandbox/modes.js';
@@ -94,6 +99,13 @@ export function confineSpec(
   });
 }
 
+/** What a run reports to the command's watch besides its answer. */
+interface RunTally {
+  watch: CommandWatch;
+  /** Bytes the command wrote to stdout and stderr, once it ended. */
+  outputBytes: number;
+}
+
 /** A `shell/run` with `yieldMs`: cancelled, and aborted at shutdown, like any run until it yields. */
 async function yieldingRun(
   params: ParamsOf<typeof ShellRun>,
@@ -101,9 +113,11 @@ async function yieldingRun(
   { daemon, conn, token, attached }: HandlerContext,
   spec: ExecSpec,
   confinement: Confinement | undefined,
+  tally: RunTally,
 ): Promise<ShellRunResult | YieldedRunResult | ExecdError> {
   const controller = new AbortController();
   const cancel = token.onCancellationRequested(() => controller.abort());
+  let job: Job | undefined;
   const done = runYielding(daemon, {
     spec,
     confinement,
@@ -111,12 +125,23 @@ async function yieldingRun(
     stdin: params.stdin,
     yieldMs,
     signal: controller.signal,
+    onJob: (started) => {
+      job = started;
+      if (started.pid > 0) tally.watch.running(started.pid);
+    },
   });
   daemon.runs.add({ sessionId: params.sessionId, owner: attached ?? conn, controller, done });
   try {
     const result = await done;
     if (!(result instanceof ExecdError) && !('yielded' in result)) {
       recordReportedOutputs(daemon, params.sessionId, [result.stdout.spillPath, result.stderr.spillPath]);
+    }
+    const snapshot = job?.snapshot();
+    if (snapshot) tally.outputBytes = snapshot.stdoutBytes + snapshot.stderrBytes;
+    // A run that went on as a job ends when the job settles.
+    if (job && !(result instanceof ExecdError) && 'yielded' in result) {
+      const yielded = job;
+      void yielded.settled.then(() => tally.watch.ended(jobEnd(yielded.snapshot())));
     }
     return result;
   } finally {
@@ -132,67 +157,86 @@ export const shellHandlers = [
   }),
 
   handler(ShellRun, async (params, ctx) => {
-    const { daemon, conn, token } = ctx;
     const spec = resolveRequest(params, ctx);
     if (spec instanceof ExecdError) return spec;
-    const waited = await awaitRunner(spec, params.sessionId, ctx);
-    if (waited) return waited;
-    const limited = checkSpawnLimits(daemon, params.stdin);
-    if (limited) return limited;
-    const runName = daemon.nextRunName();
-    spec.env = { ...spec.env, ...daemon.processes.scopes.env(params.sessionId, runName) };
-    const confinement = confineSpec(daemon, spec, params.sessionId);
-    if (confinement instanceof ExecdError) return confinement;
-
-    if (params.yieldMs !== undefined) return yieldingRun(params, params.yieldMs, ctx, spec, confinement);
-
-    const controller = new AbortController();
-    const session = daemon.sessions.get(params.sessionId);
-    const spillDir = sessionSpillDir(daemon, params.sessionId);
-    const input =
-      params.keepStdinOpen && params.outputToken !== undefined
-        ? openRunStdin(conn, params.sessionId, params.outputToken, spillDir, runName)
-        : undefined;
-    if (input instanceof ExecdError) return input;
-    const cancel = token.onCancellationRequested(() => controller.abort());
-    // A keyed run answers to whichever request is attached to it now (SPEC §14).
-    const attached = ctx.attached ?? (() => ({ conn, params }));
-    const flow: OutputFlow = {
-      get blocked() {
-        return attached().params.outputToken !== undefined && attached().conn.outputFlow.blocked;
-      },
-      whenOpen: (listener) => attached().conn.outputFlow.whenOpen(listener),
-    };
-    const done = runForeground(spec, {
-      config: session?.config ?? daemon.config.get(),
-      sessionId: params.sessionId,
-      spillPath: (stream) => join(spillDir, `${runName}.${stream}`),
-      processes: daemon.processes,
-      spawner: daemon.spawner,
-      confinement,
-      unit: runName,
-      signal: controller.signal,
-      stdin: params.stdin,
-      ...(input && { stdinPath: input.stdin.path, onSpawned: () => input.stdin.spawned() }),
-      // Streaming costs a copy through the daemon: only when asked, or when a repeat may ask.
-      ...((params.outputToken !== undefined || ctx.attached) && {
-        flow,
-        ...progressSender(attached, params.outputEncoding),
-      }),
-    });
-    // A detachable run belongs to no connection: its close does not abort it, the grace does.
-    const owner = ctx.attached ?? conn;
-    daemon.runs.add({ sessionId: params.sessionId, owner, controller, done });
-    let result: Awaited<typeof done>;
-    try {
-      result = await done;
-    } finally {
-      input?.close();
-      cancel.dispose();
-    }
-    if (result instanceof ExecdError) return result;
-    if (params.keepCapture === false) return dropCapture(result);
-    recordReportedOutputs(daemon, params.sessionId, [result.stdout.spillPath, result.stderr.spillPath]);
+    const tally: RunTally = { watch: observedCommand(ctx, specFacts('run', spec, params)), outputBytes: 0 };
+    const requested = performance.now();
+    const result = await runResolved(params, ctx, spec, tally);
+    if (result instanceof ExecdError) tally.watch.ended(failedEnd(result, Math.round(performance.now() - requested)));
+    else if (!('yielded' in result)) tally.watch.ended(runEnd(result, tally.outputBytes));
     return result;
   }),
 ];
+
+/** Runs a resolved `shell/run` to its answer. */
+async function runResolved(
+  params: ParamsOf<typeof ShellRun>,
+  ctx: HandlerContext,
+  spec: ExecSpec,
+  tally: RunTally,
+): Promise<ShellRunResult | YieldedRunResult | ExecdError> {
+  const { daemon, conn, token } = ctx;
+  const waited = await awaitRunner(spec, params.sessionId, ctx);
+  if (waited) return waited;
+  const limited = checkSpawnLimits(daemon, params.stdin);
+  if (limited) return limited;
+  const runName = daemon.nextRunName();
+  spec.env = { ...spec.env, ...daemon.processes.scopes.env(params.sessionId, runName) };
+  const confinement = confineSpec(daemon, spec, params.sessionId);
+  if (confinement instanceof ExecdError) return confinement;
+
+  if (params.yieldMs !== undefined) return yieldingRun(params, params.yieldMs, ctx, spec, confinement, tally);
+
+  const controller = new AbortController();
+  const session = daemon.sessions.get(params.sessionId);
+  const spillDir = sessionSpillDir(daemon, params.sessionId);
+  const input =
+    params.keepStdinOpen && params.outputToken !== undefined
+      ? openRunStdin(conn, params.sessionId, params.outputToken, spillDir, runName)
+      : undefined;
+  if (input instanceof ExecdError) return input;
+  const cancel = token.onCancellationRequested(() => controller.abort());
+  // A keyed run answers to whichever request is attached to it now (SPEC §14).
+  const attached = ctx.attached ?? (() => ({ conn, params }));
+  const flow: OutputFlow = {
+    get blocked() {
+      return attached().params.outputToken !== undefined && attached().conn.outputFlow.blocked;
+    },
+    whenOpen: (listener) => attached().conn.outputFlow.whenOpen(listener),
+  };
+  const done = runForeground(spec, {
+    config: session?.config ?? daemon.config.get(),
+    sessionId: params.sessionId,
+    spillPath: (stream) => join(spillDir, `${runName}.${stream}`),
+    processes: daemon.processes,
+    spawner: daemon.spawner,
+    confinement,
+    unit: runName,
+    signal: controller.signal,
+    stdin: params.stdin,
+    ...(input && { stdinPath: input.stdin.path, onSpawned: () => input.stdin.spawned() }),
+    onRunning: (pid) => tally.watch.running(pid),
+    onOutputBytes: (bytes) => {
+      tally.outputBytes = bytes;
+    },
+    // Streaming costs a copy through the daemon: only when asked, or when a repeat may ask.
+    ...((params.outputToken !== undefined || ctx.attached) && {
+      flow,
+      ...progressSender(attached, params.outputEncoding),
+    }),
+  });
+  // A detachable run belongs to no connection: its close does not abort it, the grace does.
+  const owner = ctx.attached ?? conn;
+  daemon.runs.add({ sessionId: params.sessionId, owner, controller, done });
+  let result: Awaited<typeof done>;
+  try {
+    result = await done;
+  } finally {
+    input?.close();
+    cancel.dispose();
+  }
+  if (result instanceof ExecdError) return result;
+  if (params.keepCapture === false) return dropCapture(result);
+  recordReportedOutputs(daemon, params.sessionId, [result.stdout.spillPath, result.stderr.spillPath]);
+  return result;
+}

@@ -17,7 +17,10 @@ import {
   TerminalSignal,
   TerminalWrite,
 } from '../../protocol/methods.js';
+import { performance } from 'node:perf_hooks';
 import type { ClientConnection } from '../net/connection.js';
+import { failedEnd, terminalRunEnd } from '../observability/command-outcome.js';
+import { observedCommand } from '../observability/command-watch.js';
 import { requireAdmin } from '../admin.js';
 import { handler, type HandlerContext } from '../net/handler.js';
 import { sessionSpillDir } from '../session-lifecycle.js';
@@ -95,6 +98,17 @@ export const terminalHandlers = [
   handler(TerminalRun, async (params, ctx) => {
     const terminal = await ownedTerminal(params, ctx);
     if (terminal instanceof ExecdError) return terminal;
+    const snapshot = terminal.snapshot();
+    const watch = observedCommand(ctx, {
+      kind: 'terminal_run',
+      mode: terminal.setup.sandboxMode ?? ctx.daemon.sessions.get(params.sessionId)?.sandbox.mode ?? 'danger-full-access',
+      sessionId: params.sessionId,
+      cwd: snapshot.cwd,
+      command: params.command,
+      ...(params.requestKey !== undefined && { requestKey: params.requestKey }),
+    });
+    watch.running(snapshot.pid);
+    const requested = performance.now();
     const result = await runInTerminal(terminal, params, {
       config: ctx.daemon.config.get(),
       spillDir: sessionSpillDir(ctx.daemon, params.sessionId),
@@ -103,6 +117,8 @@ export const terminalHandlers = [
     });
     // The spill file it names may be paged with output/read from this session (issue 27.4).
     if (!(result instanceof ExecdError)) recordReportedOutputs(ctx.daemon, params.sessionId, [result.outputSpillPath]);
+    const durationMs = Math.round(performance.now() - requested);
+    watch.ended(result instanceof ExecdError ? failedEnd(result, durationMs) : terminalRunEnd(result, durationMs));
     return result;
   }),
 

@@ -30,6 +30,8 @@ export interface YieldingRun {
   yieldMs: number;
   /** The caller's cancellation (its request, its connection, the session or the daemon ending). */
   signal: AbortSignal;
+  /** Called with the run's job once it started (or failed to): what watches the daemon follows it. */
+  onJob?: (job: Job) => void;
 }
 
 /** What ended the wait of a held job's run. */
@@ -65,6 +67,7 @@ export async function runYielding(
     stdin: run.stdin,
     held: true,
   });
+  run.onJob?.(job);
   const end = await firstEnd(job, run.yieldMs, spec.timeoutMs, run.signal);
   if (end === 'yield' && job.isLive) {
     job.held = false;

@@ -55,6 +55,8 @@ export class ClientConnection implements SessionHolder {
   private authedFlag = false;
   /** True once `initialize` carried the admin token (daemon/admin.ts). */
   admin = false;
+  /** The `client.name` given in `initialize` (the audit log's client). */
+  clientName: string | undefined;
   private handshakeTimer: NodeJS.Timeout | undefined;
   /** Resolves when the socket is fully closed (everything queued was flushed, or dropped). */
   readonly gone: Promise<void>;
@@ -247,6 +249,20 @@ export class ClientConnection implements SessionHolder {
     token: Parameters<HandlerEntry['handle']>[1]['token'],
   ): Promise<unknown> {
     this.daemon.requestsHandled += 1;
+    const answer = await this.answerOf(entry, raw, token);
+    const observer = this.daemon.observer;
+    if (observer.active) {
+      const data = answer instanceof ResponseError ? (answer.data as { code?: string } | undefined) : undefined;
+      observer.request(entry.decl.method, answer instanceof ResponseError ? (data?.code ?? 'INTERNAL_ERROR') : 'ok');
+    }
+    return answer;
+  }
+
+  private async answerOf(
+    entry: HandlerEntry,
+    raw: unknown,
+    token: Parameters<HandlerEntry['handle']>[1]['token'],
+  ): Promise<unknown> {
     const isInitialize = entry.decl === (Initialize as unknown);
     if (!this.authed && !isInitialize) return this.refuse();
     if (this.daemon.shuttingDown)

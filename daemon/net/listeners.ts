@@ -35,13 +35,20 @@ export function isLoopbackHost(host: string): boolean {
   return isIP(host) === 4 && host.startsWith('127.');
 }
 
+/** `SCHEME://HOST:PORT` (IPv6 in brackets, an optional trailing `/`) split; undefined when it is not that shape. */
+export function splitAddressUrl(raw: string): { scheme: string; host: string; port: number } | undefined {
+  const match = /^([a-z]+):\/\/(\[[0-9a-fA-F:.]+\]|[^:/[\]]+):(\d{1,5})\/?$/.exec(raw);
+  if (!match) return undefined;
+  return { scheme: match[1]!, host: match[2]!.replace(/^\[(.*)\]$/, '$1'), port: Number(match[3]) };
+}
+
 /** Parses `tls://HOST:PORT` or `tcp://HOST:PORT` (IPv6 in brackets); returns a reason on refusal. */
 export function parseListenUrl(raw: string): ListenSpec | string {
-  const match = /^(tls|tcp):\/\/(\[[0-9a-fA-F:.]+\]|[^:/[\]]+):(\d{1,5})$/.exec(raw);
-  if (!match) return `--listen must be tls://HOST:PORT or tcp://HOST:PORT, got ${JSON.stringify(raw)}`;
-  const scheme = match[1] as ListenSpec['scheme'];
-  const host = match[2]!.replace(/^\[(.*)\]$/, '$1');
-  const port = Number(match[3]);
+  const split = /\/$/.test(raw) ? undefined : splitAddressUrl(raw);
+  if (!split || (split.scheme !== 'tls' && split.scheme !== 'tcp'))
+    return `--listen must be tls://HOST:PORT or tcp://HOST:PORT, got ${JSON.stringify(raw)}`;
+  const scheme = split.scheme;
+  const { host, port } = split;
   if (port > 65_535) return `--listen port must be at most 65535, got ${port}`;
   if (scheme === 'tcp' && !isLoopbackHost(host)) {
     return `--listen ${raw}: plain tcp:// is allowed only on a loopback address (use tls:// for ${host})`;
@@ -49,13 +56,20 @@ export function parseListenUrl(raw: string): ListenSpec | string {
   return { scheme, host, port };
 }
 
-/** Checks that the TLS flags fit the listeners; returns a reason on refusal. */
-export function checkTlsFiles(specs: readonly ListenSpec[], files: TlsFiles): string | undefined {
+/**
+ * Checks that the TLS flags fit the listeners; returns a reason on refusal. `metricsTls`: the
+ * observability listener (`--metrics https://…`) serves TLS with the same certificate and key;
+ * the client CA stays the `--listen` listeners' alone.
+ */
+export function checkTlsFiles(specs: readonly ListenSpec[], files: TlsFiles, metricsTls = false): string | undefined {
   const tls = specs.some((spec) => spec.scheme === 'tls');
   if (tls && (files.cert === undefined || files.key === undefined))
     return 'a tls:// listener needs --tls-cert and --tls-key';
-  if (!tls && (files.cert ?? files.key ?? files.clientCa) !== undefined)
+  if (metricsTls && (files.cert === undefined || files.key === undefined))
+    return '--metrics https:// (or tls://) needs --tls-cert and --tls-key';
+  if (!tls && !metricsTls && (files.cert ?? files.key ?? files.clientCa) !== undefined)
     return '--tls-cert, --tls-key and --tls-client-ca apply only to a tls:// listener';
+  if (!tls && files.clientCa !== undefined) return '--tls-client-ca applies only to a --listen tls:// listener';
   return undefined;
 }
 
@@ -95,7 +109,8 @@ function admitted(raw: Socket, context: ListenerContext): boolean {
   return outcome.admitted;
 }
 
-function readMaterial(path: string, what: string): Buffer {
+/** Reads a TLS file; throws a one-line reason naming the flag when it cannot. */
+export function readMaterial(path: string, what: string): Buffer {
   try {
     return readFileSync(path);
   } catch (error) {

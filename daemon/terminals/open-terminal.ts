@@ -118,6 +118,7 @@ export async function openTerminal(
     ownerSession: session.id,
     argv,
     cwd: spec.workdir,
+    sandboxMode: spec.sandboxPolicy.mode,
     cols: params.cols ?? 80,
     rows: params.rows ?? 24,
     ...(secret === undefined ? {} : { secret }),

@@ -4,6 +4,7 @@
  * connections, and the facts its snapshot reports.
  */
 import { constants } from 'node:os';
+import type { SandboxMode } from '../../protocol/sandbox.js';
 import type { TerminalSnapshot } from '../../protocol/terminal.js';
 import type { OutputFlow } from '../executor/run.js';
 import { completePrefixLength, decodeUtf8 } from '../../spill/utf8.js';
@@ -51,6 +52,8 @@ export interface TerminalSetup {
   /** The program as asked (before sandbox wrapping). */
   argv: string[];
   cwd: string;
+  /** The sandbox mode it runs under (what watches the daemon labels its runs with). */
+  sandboxMode?: SandboxMode;
   cols: number;
   rows: number;
   /** The secret of its private markers; undefined for an `argv` terminal (no prompt tier). */
