@@ -124,7 +124,8 @@ export function createDaemonMetrics(): DaemonMetrics {
       let done = false;
       return {
         running: () => {
-          if (start.kind !== 'terminal_run') spawnSeconds.observe({ kind: start.kind }, (performance.now() - requested) / 1000);
+          if (start.kind !== 'terminal_run')
+            spawnSeconds.observe({ kind: start.kind }, (performance.now() - requested) / 1000);
         },
         ended: (end: CommandEnd) => {
           if (done) return;

@@ -60,6 +60,10 @@ export async function scrape(base: string): Promise<{ text: string; samples: Map
 }
 
 /** How much each sample named in `keys` grew between two scrapes (absent counts as 0). */
-export function growth(before: Map<string, number>, after: Map<string, number>, keys: string[]): Record<string, number> {
+export function growth(
+  before: Map<string, number>,
+  after: Map<string, number>,
+  keys: string[],
+): Record<string, number> {
   return Object.fromEntries(keys.map((key) => [key, (after.get(key) ?? 0) - (before.get(key) ?? 0)]));
 }

@@ -138,10 +138,7 @@ describe('observability listener', { timeout: 120_000 }, () => {
 
     // Past MAX_METRICS_CONNECTIONS, connections are closed at accept.
     const held = await Promise.all(Array.from({ length: MAX_METRICS_CONNECTIONS + 8 }, () => rawConnection(port)));
-    await waitFor(
-      () => held.filter((raw) => raw.isGone()).length >= 8,
-      'the extra connections to be closed',
-    );
+    await waitFor(() => held.filter((raw) => raw.isGone()).length >= 8, 'the extra connections to be closed');
     await run();
     for (const raw of held) raw.socket.destroy();
     // Once they are gone, probes get in again.

@@ -7,14 +7,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FsRead, FsWrite } from '../../protocol/fs.js';
-import {
-  JobWait,
-  SessionOpen,
-  ShellRun,
-  ShellStart,
-  TerminalOpen,
-  TerminalRun,
-} from '../../protocol/methods.js';
+import { JobWait, SessionOpen, ShellRun, ShellStart, TerminalOpen, TerminalRun } from '../../protocol/methods.js';
 import { growth, scrape, startObservedDaemon } from './helpers.js';
 
 const UNCONFINED = 'mode="danger-full-access"';
