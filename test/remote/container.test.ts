@@ -360,6 +360,19 @@ describe('the images deploy/Dockerfile builds, run with the runtime defaults as 
       expect(inside).toMatchObject({ exitCode: 0, sandbox: { denied: false, enforcement: 'landlock' } });
       const daemonTry = await client.run({ sessionId: 'k1', command: 'cat /var/lib/execd/state/token' });
       expect(daemonTry.sandbox).toEqual({ mode: 'workspace-write', denied: true, enforcement: 'landlock' });
+
+      // The kubelet's probes and a scrape, from outside the pod on the --metrics port.
+      const scrape = async (path: string) => {
+        const response = await fetch(`http://${ip}:9464${path}`);
+        return { status: response.status, text: await response.text() };
+      };
+      expect(await scrape('/healthz')).toEqual({ status: 200, text: 'ok\n' });
+      expect(await scrape('/readyz')).toEqual({ status: 200, text: 'ready\n' });
+      const metrics = await scrape('/metrics');
+      expect(metrics.status).toBe(200);
+      expect(metrics.text).toMatch(/^execd_commands_total\{kind="run",mode="workspace-write",result="denied"\} 1$/m);
+      expect(metrics.text).toMatch(/^execd_sandbox_denials_total\{mode="workspace-write"\} 1$/m);
+      expect(metrics.text).toMatch(/^execd_connections\{transport="tls"\} [1-9]/m);
     },
   );
 });

@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseListenUrl } from '../../daemon/net/listeners.js';
+import { parseMetricsUrl } from '../../daemon/observability/address.js';
 import { CLI } from '../helpers/daemon.js';
 
 const DEPLOY = join(import.meta.dirname, '..', '..', 'deploy');
@@ -19,7 +20,7 @@ const MANIFEST = join(DEPLOY, 'kubernetes', 'execd-sandbox.yaml');
 interface Container {
   command?: string[];
   args?: string[];
-  ports: Array<{ name: string }>;
+  ports: Array<{ name: string; containerPort: number }>;
   volumeMounts: Array<{ name: string }>;
   readinessProbe?: Probe;
   livenessProbe?: Probe;
@@ -27,6 +28,7 @@ interface Container {
 }
 interface Probe {
   exec?: { command: string[] };
+  httpGet?: { path: string; port: string | number };
 }
 interface Secret {
   kind: 'Secret';
@@ -35,7 +37,7 @@ interface Secret {
 }
 interface Pod {
   kind: 'Pod';
-  metadata: { name: string; labels: Record<string, string> };
+  metadata: { name: string; labels: Record<string, string>; annotations?: Record<string, string> };
   spec: { initContainers?: Container[]; containers: Container[]; volumes: unknown[]; securityContext: unknown };
 }
 interface Service {
@@ -108,6 +110,10 @@ function checkInvocation(words: string[]): string[] {
       const spec = parseListenUrl(arg.includes('=') ? arg.slice(flag.length + 1) : args[index + 1]!);
       if (typeof spec === 'string') problems.push(spec);
     }
+    if (flag === '--metrics') {
+      const spec = parseMetricsUrl(arg.includes('=') ? arg.slice(flag.length + 1) : args[index + 1]!);
+      if (typeof spec === 'string') problems.push(spec);
+    }
   });
   return problems;
 }
@@ -157,15 +163,35 @@ describe('deploy/kubernetes', () => {
     const workload = pod.spec.containers[0]!;
     expect(workload.ports.map((port) => port.name)).toContain(service.spec.ports[0]!.targetPort);
     expect(pod.spec.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
-    // The workload starts execd from the shared emptyDir under tini; the probe asks `execd status`.
+    // The workload starts execd from the shared emptyDir under tini.
     expect(workload.command!.slice(0, 2)).toEqual(['/execd/bin/tini', '--']);
     expect(pod.spec.initContainers![0]!.volumeMounts[0]!.name).toBe(workload.volumeMounts[0]!.name);
-    expect(workload.readinessProbe!.exec!.command.slice(0, 2)).toEqual(['/execd/bin/execd', 'status']);
+  });
+
+  it('probes /healthz and /readyz over HTTP on the --metrics port, and annotates the pod for scraping', () => {
+    const pod = byKind('Pod');
+    const workload = pod.spec.containers[0]!;
+    const metrics = workload.ports.find((port) => port.name === 'metrics')!;
+    expect(workload.readinessProbe).toMatchObject({ httpGet: { path: '/readyz', port: 'metrics' } });
+    expect(workload.livenessProbe).toMatchObject({ httpGet: { path: '/healthz', port: 'metrics' } });
+    // No probe starts a process.
+    expect([workload.readinessProbe, workload.livenessProbe, workload.startupProbe].filter((p) => p?.exec)).toEqual([]);
+    expect(pod.metadata.annotations).toEqual({
+      'prometheus.io/scrape': 'true',
+      'prometheus.io/port': String(metrics.containerPort),
+      'prometheus.io/path': '/metrics',
+    });
+    // The serve line listens there.
+    const serve = podCommands(pod)
+      .flatMap(execdInvocations)
+      .find((words) => words[0] === 'serve')!;
+    const address = serve[serve.indexOf('--metrics') + 1]!;
+    expect(parseMetricsUrl(address)).toMatchObject({ tls: false, port: metrics.containerPort });
   });
 
   it('runs only execd command lines the CLI accepts', () => {
     const invocations = podCommands(byKind('Pod')).flatMap(execdInvocations);
-    expect(invocations.map((words) => words[0]).sort()).toEqual(['serve', 'status']);
+    expect(invocations.map((words) => words[0]).sort()).toEqual(['serve']);
     expect(invocations.flatMap(checkInvocation)).toEqual([]);
   });
 
@@ -174,5 +200,6 @@ describe('deploy/kubernetes', () => {
     expect(checkInvocation(['status', '--listen', 'x'])).toContain('execd status has no --listen');
     expect(checkInvocation(['serv'])).toEqual(['no subcommand serv']);
     expect(checkInvocation(['serve', '--listen', 'tcp://0.0.0.0:1'])[0]).toMatch(/loopback/);
+    expect(checkInvocation(['serve', '--metrics', 'ftp://0.0.0.0:1'])[0]).toMatch(/^--metrics must be/);
   });
 });
