@@ -2,7 +2,7 @@
  * The audit log (`serve --audit-log`, SPEC §18) of a real daemon: a start and an end line per
  * command with who, what and how it ended, and never the output, an environment value or a token.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { JobWait, SessionOpen, ShellRun, ShellStart } from '../../protocol/methods.js';
@@ -100,5 +100,21 @@ describe('audit log', { timeout: 120_000 }, () => {
     const cut = byId.get(4)![0]!;
     expect(cut).toMatchObject({ commandTruncated: true, commandBytes: long.length });
     expect(cut.command).toBe(long.slice(0, 4096));
+  });
+
+  it("is rotated by size with the daemon log's bounds: a flood of commands keeps at most (logMaxFiles + 1) × logMaxBytes", async () => {
+    const { daemon, auditPath } = await startObservedDaemon({ config: { logMaxBytes: 4_096, logMaxFiles: 1 } });
+    const client = await daemon.session('flood');
+    for (let n = 0; n < 40; n++) await client.call(ShellRun, { sessionId: 'flood', command: `echo ${n}` });
+    await waitFor(() => readFileSync(auditPath, 'utf8').includes('"command":"echo 39"'), 'the last start line');
+    await waitFor(
+      () => readFileSync(auditPath, 'utf8').includes('"event":"command.end","id":40,'),
+      'the last end line',
+    );
+    expect(statSync(auditPath).size).toBeLessThanOrEqual(4_096);
+    expect(statSync(`${auditPath}.1`).size).toBeLessThanOrEqual(4_096);
+    expect(existsSync(`${auditPath}.2`)).toBe(false);
+    // Whole lines on both sides of a rotation.
+    for (const file of [auditPath, `${auditPath}.1`]) expect(auditLines(file).length).toBeGreaterThan(0);
   });
 });
