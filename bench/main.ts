@@ -14,6 +14,7 @@ import { benchStdinRead } from './b7-stdin-read.js';
 import { benchTerminalRss } from './b8-terminal-rss.js';
 import { benchColdStart } from './b9-cold-start.js';
 import { benchFootprint } from './b10-footprint.js';
+import { benchReadiness } from './b12-readiness.js';
 import { benchSandbox } from './b1-sandbox.js';
 import { runCleanups } from './cleanup.js';
 import { startBenchDaemon, type BenchDaemon } from './daemon.js';
@@ -35,6 +36,7 @@ const BENCHES: ReadonlyArray<[string, (daemon: BenchDaemon) => Promise<Figure[]>
   ['B9', benchColdStart],
   ['B10', benchFootprint],
   ['B11', benchFiles],
+  ['B12', () => benchReadiness()],
 ];
 
 /** `npm run bench -- B6 B7 B8` measures only those figures (for profiling one of them). */
