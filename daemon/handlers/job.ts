@@ -108,7 +108,8 @@ export const jobHandlers = [
       }),
     });
     if (job.pid > 0) watch.running(job.pid);
-    void job.settled.then(() => watch.ended(jobEnd(job.snapshot())));
+    // `settled` never rejects; the watch's writes drop what fails.
+    job.settled.then(() => watch.ended(jobEnd(job.snapshot()))).catch(() => undefined);
     return { jobId: job.id, pid: job.pid, startedAt: job.identity.startedAt.toISOString() };
   }),
 

@@ -141,7 +141,7 @@ async function yieldingRun(
     // A run that went on as a job ends when the job settles.
     if (job && !(result instanceof ExecdError) && 'yielded' in result) {
       const yielded = job;
-      void yielded.settled.then(() => tally.watch.ended(jobEnd(yielded.snapshot())));
+      yielded.settled.then(() => tally.watch.ended(jobEnd(yielded.snapshot()))).catch(() => undefined);
     }
     return result;
   } finally {

@@ -101,7 +101,8 @@ export const terminalHandlers = [
     const snapshot = terminal.snapshot();
     const watch = observedCommand(ctx, {
       kind: 'terminal_run',
-      mode: terminal.setup.sandboxMode ?? ctx.daemon.sessions.get(params.sessionId)?.sandbox.mode ?? 'danger-full-access',
+      mode:
+        terminal.setup.sandboxMode ?? ctx.daemon.sessions.get(params.sessionId)?.sandbox.mode ?? 'danger-full-access',
       sessionId: params.sessionId,
       cwd: snapshot.cwd,
       command: params.command,

@@ -5,7 +5,7 @@
  */
 import type { ExecdError } from '../../protocol/errors.js';
 import type { TerminalRunResult } from '../../protocol/terminal.js';
-import type { JobSnapshot, SandboxReport, ShellRunResult } from '../../protocol/types.js';
+import type { JobSnapshot, ShellRunResult } from '../../protocol/types.js';
 import type { CommandEnd, CommandResult } from './observer.js';
 
 /** The facts the label is decided from. */
@@ -62,7 +62,7 @@ export function runEnd(result: ShellRunResult & { oomKilled?: boolean }, outputB
 
 /** The end of a settled background job, from its snapshot. */
 export function jobEnd(job: JobSnapshot & { oomKilled?: boolean }): CommandEnd {
-  const denied = (job.sandbox as SandboxReport | undefined)?.denied === true;
+  const denied = job.sandbox?.denied === true;
   const finished = job.finishedAt === undefined ? Date.now() : Date.parse(job.finishedAt);
   const facts = {
     exitCode: job.exitCode,

@@ -28,7 +28,9 @@ export function peerOf(socket: Socket): PeerIdentity {
   const host = socket.remoteAddress.includes(':') ? `[${socket.remoteAddress}]` : socket.remoteAddress;
   const address = `${host}:${socket.remotePort}`;
   if (!(socket instanceof TLSSocket)) return { transport: 'tcp', address };
-  const certSubject = subjectText(socket.getPeerCertificate()?.subject as Record<string, string> | undefined);
+  // `{}` when the peer presented no certificate: no subject.
+  const certificate = socket.getPeerCertificate() as { subject?: Record<string, string> };
+  const certSubject = subjectText(certificate.subject);
   return { transport: 'tls', address, ...(certSubject !== undefined && { certSubject }) };
 }
 

@@ -11,6 +11,7 @@
  */
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
+import type { Socket } from 'node:net';
 import { readMaterial, type TlsFiles } from '../net/listeners.js';
 import type { MetricsSpec } from './address.js';
 
@@ -91,9 +92,9 @@ function createListener(spec: MetricsSpec, tls: TlsFiles, state: ObservedState):
       )
     : createHttpServer(options, onRequest);
   server.maxConnections = MAX_METRICS_CONNECTIONS;
-  server.setTimeout(IDLE_TIMEOUT_MS, (socket) => socket.destroy());
+  server.setTimeout(IDLE_TIMEOUT_MS, (socket: Socket) => socket.destroy());
   // A TLS peer that fails its handshake is ended (Node leaves the socket to its listener).
-  server.on('tlsClientError', (_error, socket) => socket.destroy());
+  server.on('tlsClientError', (_error: Error, socket: Socket) => socket.destroy());
   return server;
 }
 

@@ -24,9 +24,9 @@ export interface ObservabilityOptions {
 export interface ObservedDaemon {
   context: DaemonContext;
   /** The open client connections. */
-  connections(): Iterable<{ socket: Socket }>;
+  connections: () => Iterable<{ socket: Socket }>;
   /** Why the daemon is not ready now; undefined when it is. */
-  notReady(): string | undefined;
+  notReady: () => string | undefined;
 }
 
 /** The open observability of one daemon. */
@@ -72,7 +72,7 @@ export async function openObservability(options: ObservabilityOptions): Promise<
     ...(listener && { url: listener.url }),
     attach: (given) => {
       daemon = given;
-      gaugesTo?.(daemonGauges(given.context, given.connections));
+      gaugesTo?.(daemonGauges(given.context, () => given.connections()));
       // The daemon log's bounds: `config/set` of logMaxBytes or logMaxFiles applies to both.
       audit?.bound(() => given.context.config.get());
     },

@@ -33,9 +33,9 @@ const SPAWN_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 
 export interface DaemonMetrics {
   observer: DaemonObserver;
   /** Where the gauges read from, once the daemon exists. */
-  attach(source: GaugeSource): void;
+  attach: (source: GaugeSource) => void;
   /** The Prometheus text exposition. */
-  render(): Promise<string>;
+  render: () => Promise<string>;
   readonly contentType: string;
 }
 

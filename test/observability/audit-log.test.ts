@@ -62,7 +62,7 @@ describe('audit log', { timeout: 120_000 }, () => {
     );
     const [start, end] = byId.get(1)!;
     expect(start).toEqual({
-      time: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      time: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) as unknown,
       event: 'command.start',
       id: 1,
       session: 'audited',
@@ -76,7 +76,7 @@ describe('audit log', { timeout: 120_000 }, () => {
       pid: printed.pid,
     });
     expect(end).toEqual({
-      time: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      time: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) as unknown,
       event: 'command.end',
       id: 1,
       session: 'audited',
@@ -88,12 +88,12 @@ describe('audit log', { timeout: 120_000 }, () => {
       signal: null,
       timedOut: false,
       denied: false,
-      durationMs: expect.any(Number),
+      durationMs: expect.any(Number) as unknown,
       outputBytes: Buffer.byteLength(`${SECRET} ${SECRET}\n${OUTPUT_MARK}\n`),
     });
     expect(byId.get(2)![1]).toMatchObject({ result: 'timeout', timedOut: true, pid: timedOut.pid });
     expect(byId.get(3)).toMatchObject([
-      { kind: 'job', command: 'echo job-output', pid: expect.any(Number) },
+      { kind: 'job', command: 'echo job-output', pid: expect.any(Number) as unknown },
       { kind: 'job', result: 'ok', exitCode: 0, outputBytes: 'job-output\n'.length },
     ]);
     // The command text is cut at 4 KiB, and says so.

@@ -77,7 +77,7 @@ describe('prom-client loading', { timeout: 120_000 }, () => {
         kind: output.imports.find((edge) => edge.path === promChunks[0])!.kind,
         holdsIndex: 'dist/daemon/observability/index.js' in output.inputs,
       }));
-    expect(importers).toEqual([{ file: expect.any(String), kind: 'dynamic-import', holdsIndex: true }]);
+    expect(importers).toEqual([{ file: expect.any(String) as unknown, kind: 'dynamic-import', holdsIndex: true }]);
   });
 
   it('execd serve without --metrics loads neither prom-client nor the observability modules', async () => {
