@@ -23,7 +23,9 @@ export function fsServiceOf(daemon: DaemonContext): FsService {
   let service = services.get(daemon);
   if (!service) {
     service = {
-      transfers: new TransferTable(daemon.paths.fsUploads),
+      transfers: new TransferTable(daemon.paths.fsUploads, (direction, bytes) =>
+        daemon.observer.fsBytes(direction, bytes),
+      ),
       watches: new WatchTable(),
       tracked: new WeakSet(),
     };

@@ -75,7 +75,14 @@ export class TransferTable {
   private readonly byStreamToken = new Map<string, string>();
   private counter = 0;
 
-  constructor(private readonly journalDir: string) {}
+  /**
+   * `countBytes`: told the bytes a transfer stream carried once it did (what watches the daemon,
+   * `execd_fs_bytes_total`); the chunk methods are counted by their handlers.
+   */
+  constructor(
+    private readonly journalDir: string,
+    private readonly countBytes: (direction: 'read' | 'write', bytes: number) => void = () => {},
+  ) {}
 
   /** Open transfers. */
   get size(): number {
@@ -304,6 +311,7 @@ export class TransferTable {
       await sink.flush();
       if (remaining > 0) throw new Error(`the stream ended after ${bytes - remaining} of ${bytes} bytes`);
       socket.end(`ok ${bytes}\n`);
+      this.countBytes('write', bytes);
     } catch (error) {
       upload.failed = error;
       socket.end(`error ${(error as Error).message}\n`);
@@ -316,6 +324,7 @@ export class TransferTable {
       socket.write(`ok ${download.size}\n`);
       await fileToSocket(download.handle, download.size, socket);
       socket.end();
+      this.countBytes('read', download.size);
     } catch {
       // The client sees a short stream and says so; nothing else depends on this one.
       socket.destroy();

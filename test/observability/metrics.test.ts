@@ -107,6 +107,26 @@ describe('observability metrics', { timeout: 180_000 }, () => {
       expect(after.text).not.toContain(secret);
   });
 
+  it('counts the bytes of transfer streams too (uploads and downloads)', async () => {
+    const { daemon, base } = await startObservedDaemon();
+    const client = await daemon.session('streams');
+    const local = join(daemon.dir, 'local.bin');
+    writeFileSync(local, Buffer.alloc(300_000, 7));
+    const before = await scrape(base);
+    await client.fs.upload(local, 'remote.bin', { sessionId: 'streams' });
+    await client.fs.download(join(daemon.dir, 'back.bin'), 'remote.bin', { sessionId: 'streams' });
+    const after = await scrape(base);
+    expect(
+      growth(before.samples, after.samples, [
+        'execd_fs_bytes_total{direction="write"}',
+        'execd_fs_bytes_total{direction="read"}',
+      ]),
+    ).toEqual({
+      'execd_fs_bytes_total{direction="write"}': 300_000,
+      'execd_fs_bytes_total{direction="read"}': 300_000,
+    });
+  });
+
   it('keeps the same series whatever the number of sessions: 1,000 sessions add none', async () => {
     const { daemon, base } = await startObservedDaemon({ config: { maxSessions: 1_100 } });
     const client = await daemon.connect();
