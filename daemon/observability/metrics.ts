@@ -1,7 +1,7 @@
 /**
  * The Prometheus metrics (SPEC §18), on `prom-client`'s own registry. This module is the only one
  * that imports prom-client, and it is loaded (`import()`) only when `--metrics` is given: a daemon
- * without the listener never reads the library (test/daemon/observability-loading.test.ts).
+ * without the listener never reads the library (test/observability/loading.test.ts).
  *
  * Counters and histograms are fed by the observer; the gauges read the daemon when scraped, so a
  * session opened or a job settled costs nothing here. No label carries a session id, path or
