@@ -58,7 +58,8 @@ function rawConnection(port: number): Promise<RawHttp> {
 
 describe('observability listener', { timeout: 120_000 }, () => {
   it('answers /readyz 503 until the sandbox probe has answered, /healthz 200 at once, then ready', async () => {
-    // A bubblewrap whose probe takes 3 s: the daemon starts (and is not ready) for that long.
+    // A bubblewrap whose probe takes 3 s (Linux with bwrap on PATH, as the sandbox suites): the
+    // daemon starts, and is not ready, for that long.
     const port = await freePort();
     const base = `http://127.0.0.1:${port}`;
     const slowBwrap = join(process.env.TMPDIR ?? '/tmp', `execd-slow-bwrap-${process.pid}-${port}`);
