@@ -79,7 +79,7 @@ export async function runInTerminal(
     if (!terminal.running) return result(terminal, capture, 'exited', undefined, 'session_exit');
     // A run line typed into anything but the daemon's own shell at its prompt would be read by that
     // program, nonce and all (issue 27.12), or run as another command by another shell (27.13).
-    if (!atOwnPrompt(terminal)) return result(terminal, capture, 'not_at_prompt', undefined, 'not_at_prompt');
+    if (!terminal.waitsAtOwnPrompt()) return result(terminal, capture, 'not_at_prompt', undefined, 'not_at_prompt');
     const line = runLine(nonce, request.command, { bracketedPaste: terminal.bracketedPaste });
     terminal.holdEcho(nonce, request.command);
     const before = waitsBefore(terminal, line);
@@ -143,16 +143,6 @@ export async function runInTerminal(
     stopMarkers();
     terminal.busy = false;
   }
-}
-
-/**
- * True when the daemon's own shell waits at its prompt: its prompt marker came after the last input,
- * it owns the terminal's foreground, no input waits to be read, and it is still the program it was
- * at its first prompt (not replaced by `exec sh`).
- */
-function atOwnPrompt(terminal: Terminal): boolean {
-  if (!terminal.atOwnPrompt || terminal.inputPending > 0 || terminal.shellPgid === undefined) return false;
-  return terminal.foregroundPgid() === terminal.shellPgid;
 }
 
 /** The exit status when the wait ended with the run's end marker or a prompt after its start. */

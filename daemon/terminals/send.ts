@@ -79,6 +79,9 @@ export async function sendToTerminal(
     const start = terminal.scrollback.end;
     let reason: TerminalWaitReason;
     if (!terminal.running) reason = 'session_exit';
+    // Nothing to type and the shell already waits at its prompt (the command ended before this
+    // poll): waiting for a prompt marker that already came would only end at idleMs.
+    else if (request.text === '' && !request.submit && terminal.waitsAtOwnPrompt()) reason = 'prompt';
     else {
       const input = request.text + (request.submit ? '\r' : '');
       const before = waitsBefore(terminal, input);

@@ -108,6 +108,8 @@ export class Terminal {
    * prompt, with the marker functions its prompt command defines (see `runLine`).
    */
   atOwnPrompt = false;
+  /** The exit status the shell's last prompt marker reported (the status of the command line that just ended). */
+  promptStatus: number | undefined;
   /**
    * Until this time (ms since the epoch) a prompt is on its way: a signal went to a foreground job of
    * the shell. A send waits for it first, so that prompt cannot end the send (see send.ts).
@@ -217,9 +219,24 @@ export class Terminal {
     return pgid !== undefined && (this.shellPgid === undefined || pgid === this.shellPgid);
   }
 
-  /** Queues input for the program (written in chunks, see InputQueue); false when it has exited. */
+  /**
+   * True when the daemon's own shell waits at its prompt: its prompt marker came after the last input,
+   * it owns the terminal's foreground, no input waits to be read, and it is still the program it was
+   * at its first prompt (not replaced by `exec sh`).
+   */
+  waitsAtOwnPrompt(): boolean {
+    if (!this.atOwnPrompt || this.inputPending > 0 || this.shellPgid === undefined) return false;
+    return this.foregroundPgid() === this.shellPgid;
+  }
+
+  /**
+   * Queues input for the program (written in chunks, see InputQueue); false when it has exited.
+   * Empty input writes nothing and so leaves the at-prompt state as it is: a harness that polls
+   * with empty sends must still see the shell at its prompt.
+   */
   write(data: string | Buffer): boolean {
     if (!this.pty || !this.running) return false;
+    if (data.length === 0) return true;
     this.atOwnPrompt = false;
     if (!this.input) {
       (this.pty.write as (data: string | Buffer) => void)(data);
@@ -414,6 +431,7 @@ export class Terminal {
     if (marker.kind === 'start' && this.echoHold?.nonce === marker.nonce) this.releaseEcho(true);
     if (marker.kind === 'prompt' && fromShell) {
       this.atOwnPrompt = true;
+      this.promptStatus = marker.status;
       this.promptDueUntil = 0;
       if (this.shellPgid === undefined) this.shellPgid = this.foregroundPgid();
     }
