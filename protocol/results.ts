@@ -184,6 +184,7 @@ const results = (): ResultEntry[] => [
     z.object({
       output: z.string(),
       waitReason: waitReasonSchema(),
+      exitCode: z.number().optional(),
       cursor: z.number(),
       truncated: z.boolean(),
       terminal: terminalSnapshotSchema(),
@@ -210,6 +211,7 @@ const results = (): ResultEntry[] => [
       offset: z.number(),
       nextOffset: z.number(),
       droppedBytes: z.number(),
+      exitCode: z.number().optional(),
       terminal: terminalSnapshotSchema(),
     }),
   ),

@@ -65,6 +65,11 @@ export interface TerminalSendResult {
   /** What the terminal printed after the write until readiness, bounded by `maxOutputBytes` (tail kept). */
   output: string;
   waitReason: TerminalWaitReason;
+  /**
+   * With `waitReason: 'prompt'`: the exit status of the command line that just ended, from the
+   * shell's prompt marker (`$?` as the prompt saw it).
+   */
+  exitCode?: number;
   /** Stream offset just past `output`: a later `terminal/read` from here continues it. */
   cursor: number;
   /** True when `output` is not everything printed since the write. */
@@ -109,6 +114,11 @@ export interface TerminalReadResult {
   nextOffset: number;
   /** Bytes between the asked offset and the oldest byte the ring still holds. */
   droppedBytes: number;
+  /**
+   * Present while the daemon's shell waits at its prompt: the exit status of the command line that
+   * ended last (a command left running by an `idle` or yielded run, collected here).
+   */
+  exitCode?: number;
   terminal: TerminalSnapshot;
 }
 

@@ -201,8 +201,8 @@ export function createPersistentShellTool(options: PersistentShellOptions): Pers
     let interrupted: boolean | undefined;
     switch (result.waitReason) {
       case 'prompt':
-        // The command ended; its status is not part of a send's answer, so no exit marker is shown.
-        outcome = { state: 'completed', exitCode: null };
+        // The command ended: its status comes from the prompt marker, shown like a run's.
+        outcome = { state: 'completed', exitCode: result.exitCode ?? null };
         break;
       case 'stdin_read':
       case 'not_at_prompt':
