@@ -40,9 +40,21 @@ export function stillRunningLine(idleMs: number): string {
   return `[still running: no output for ${idleMs}ms; the next bash call is typed into it]`;
 }
 
-/** The marker of a timeout after which the interrupted command gave the prompt back. */
-export function interruptedTimeoutLine(timeoutMs: number): string {
-  return `[timed out after ${timeoutMs}ms; interrupted, the shell kept its state]`;
+/** What ended a timed-out command when SIGINT alone did not: the signal and the command it went to. */
+export interface StoppedWith {
+  signal: string;
+  command: string;
+}
+
+/**
+ * The marker of a timeout after which the command gave the prompt back: interrupted by SIGINT, or
+ * killed with the later signal that `stopped` names.
+ */
+export function interruptedTimeoutLine(timeoutMs: number, stopped?: StoppedWith): string {
+  if (!stopped || stopped.signal === 'SIGINT')
+    return `[timed out after ${timeoutMs}ms; interrupted, the shell kept its state]`;
+  const what = stopped.command === '' ? 'the command' : stopped.command;
+  return `[timed out after ${timeoutMs}ms; ${what} did not stop on SIGINT and was killed with ${stopped.signal}; the shell kept its state]`;
 }
 
 /** How a shell or terminal program ended. */
@@ -80,7 +92,7 @@ export type PersistentOutcome =
   | { state: 'completed'; exitCode: number | null }
   | { state: 'waiting_for_input' }
   | { state: 'idle'; idleMs: number }
-  | { state: 'timed_out'; timeoutMs: number; interrupted: boolean }
+  | { state: 'timed_out'; timeoutMs: number; interrupted: boolean; stopped?: StoppedWith }
   | ({ state: 'exited' } & ExitFacts);
 
 /** What a persistent `bash` result is rendered from. */
@@ -116,7 +128,7 @@ export function renderPersistentResult(input: PersistentRenderInput): string {
       return appendLine(text, stillRunningLine(outcome.idleMs));
     case 'timed_out':
       return outcome.interrupted
-        ? appendLine(text, interruptedTimeoutLine(outcome.timeoutMs))
+        ? appendLine(text, interruptedTimeoutLine(outcome.timeoutMs, outcome.stopped))
         : appendLine(appendLine(text, timeoutLine(outcome.timeoutMs)), RESET_LINE);
     case 'exited':
       return appendLine(appendLine(text, shellExitedLine(outcome)), RESET_LINE);

@@ -60,7 +60,7 @@ import {
   waitReasonSchema,
 } from './result-schemas.js';
 import { sandboxModeSchema, sandboxPolicySchema } from './sandbox.js';
-import type { TerminalExitedParams, TerminalOutputParams } from './terminal.js';
+import { TERMINAL_SIGNALS, type TerminalExitedParams, type TerminalOutputParams } from './terminal.js';
 import {
   WAIT_ENDS,
   type JobExitedParams,
@@ -196,6 +196,9 @@ const results = (): ResultEntry[] => [
       exitCode: z.number().optional(),
       state: z.enum(['completed', 'waiting_for_input', 'idle', 'timed_out', 'exited', 'not_at_prompt']),
       interrupted: z.boolean().optional(),
+      stoppedWith: z
+        .object({ signal: z.enum(TERMINAL_SIGNALS), pgid: z.number(), command: z.string() })
+        .optional(),
       truncated: z.boolean(),
       outputBytes: z.number(),
       outputSpillPath: z.string().optional(),

@@ -84,8 +84,17 @@ export interface TerminalRunResult {
   /** The command's exit status; present when `state` is `completed`. */
   exitCode?: number;
   state: TerminalRunState;
-  /** With `timed_out`: true when SIGINT brought the prompt back within `graceMs` and the shell kept its state. */
+  /**
+   * With `timed_out`: true when the prompt came back and the shell kept its state (SIGINT to the
+   * command's process group, then SIGTERM and SIGKILL to that group, each after `graceMs`); false
+   * when the shell itself did not return to its prompt and the terminal was closed.
+   */
   interrupted?: boolean;
+  /**
+   * With `interrupted: true`: what was stopped — the terminal's foreground process group, its
+   * leader's command name, and the signal after which the prompt came back.
+   */
+  stoppedWith?: { signal: TerminalSignalName; pgid: number; command: string };
   /** True when `output` is not the whole output. */
   truncated: boolean;
   /** Total bytes of the command's output (after CRLF → LF). */

@@ -14,6 +14,7 @@ import { RunCapture } from './run-capture.js';
 import { waitReady, waitsBefore, type WaitEnd } from './readiness.js';
 import { checkSendable, DEFAULT_IDLE_MS, effectiveTimeout } from './send.js';
 import { signalForeground } from './signal.js';
+import { stopForeground } from './stop-foreground.js';
 import type { Terminal } from './terminal.js';
 
 /** How long, after its end marker, a run waits for the prompt that follows it. */
@@ -24,7 +25,7 @@ export interface RunContext {
   config: Config;
   spillDir: string;
   token: CancellationToken;
-  /** Closes the terminal (a timed-out command that ignored SIGINT). */
+  /** Closes the terminal (a timed-out command the shell itself did not return from). */
   close: (reason: string) => Promise<unknown>;
 }
 
@@ -115,9 +116,8 @@ export async function runInTerminal(
       // A marker or prompt ending the wait carries its status and returned above.
       case 'marker':
       case 'prompt':
-      case 'timeout':
       case 'cancelled': {
-        // Timeout or cancellation: interrupt the foreground, see whether the prompt comes back.
+        // Cancellation: interrupt the foreground, see whether the prompt comes back.
         signalForeground(terminal, 'SIGINT');
         const after = await waitReady(terminal, {
           idleMs: config.graceMs + 1,
@@ -128,14 +128,21 @@ export async function runInTerminal(
         });
         const back = endStatus(after);
         if (back !== undefined) await settle(after);
-        if (end.reason === 'cancelled') {
-          return back === undefined
-            ? result(terminal, capture, 'idle', undefined, 'inferred_idle')
-            : result(terminal, capture, 'completed', back, 'prompt');
+        return back === undefined
+          ? result(terminal, capture, 'idle', undefined, 'inferred_idle')
+          : result(terminal, capture, 'completed', back, 'prompt');
+      }
+      case 'timeout': {
+        // SIGINT, then TERM and KILL to the foreground group alone, until the prompt comes back.
+        const stop = await stopForeground(terminal, config.graceMs, { markerEnds: ours, promptEnds: promptAfterStart });
+        const back = stop?.back && endStatus(stop.back);
+        if (stop && back !== undefined) {
+          await settle(stop.back!);
+          const stoppedWith = { signal: stop.signal, pgid: stop.pgid, command: stop.command };
+          return { ...result(terminal, capture, 'timed_out', undefined, 'timeout'), interrupted: true, stoppedWith };
         }
-        if (back !== undefined)
-          return { ...result(terminal, capture, 'timed_out', undefined, 'timeout'), interrupted: true };
-        await ctx.close(`timed out after ${timeoutMs}ms and did not return to the prompt after SIGINT`);
+        // Only the shell itself can keep the prompt away now (its own group holds the foreground).
+        await ctx.close(`timed out after ${timeoutMs}ms and the shell did not return to its prompt`);
         return { ...result(terminal, capture, 'timed_out', undefined, 'timeout'), interrupted: false };
       }
     }
