@@ -40,6 +40,11 @@ export function stillRunningLine(idleMs: number): string {
   return `[still running: no output for ${idleMs}ms; the next bash call is typed into it]`;
 }
 
+/** The marker of a command left running at the harness's `yieldMs`. */
+export function yieldedLine(yieldMs: number): string {
+  return `[still running after ${yieldMs}ms; the next bash call is typed into it and shows what it printed since]`;
+}
+
 /** What ended a timed-out command when SIGINT alone did not: the signal and the command it went to. */
 export interface StoppedWith {
   signal: string;
@@ -92,6 +97,7 @@ export type PersistentOutcome =
   | { state: 'completed'; exitCode: number | null }
   | { state: 'waiting_for_input' }
   | { state: 'idle'; idleMs: number }
+  | { state: 'running'; yieldMs: number }
   | { state: 'timed_out'; timeoutMs: number; interrupted: boolean; stopped?: StoppedWith }
   | ({ state: 'exited' } & ExitFacts);
 
@@ -126,6 +132,8 @@ export function renderPersistentResult(input: PersistentRenderInput): string {
       return appendLine(text, WAITING_FOR_INPUT_LINE);
     case 'idle':
       return appendLine(text, stillRunningLine(outcome.idleMs));
+    case 'running':
+      return appendLine(text, yieldedLine(outcome.yieldMs));
     case 'timed_out':
       return outcome.interrupted
         ? appendLine(text, interruptedTimeoutLine(outcome.timeoutMs, outcome.stopped))
@@ -241,6 +249,9 @@ export function readinessOf(result: TerminalSendResult, idleMs: number, timeoutM
     case 'prompt':
     case 'stdin_read':
       return { reason: result.waitReason };
+    // Only a terminal/run with yieldMs answers it: the program still runs.
+    case 'yielded':
+      return { reason: 'inferred_idle', idleMs };
     // Only a terminal/run that typed nothing answers it: the terminal waits for whatever runs there.
     case 'not_at_prompt':
       return { reason: 'stdin_read' };

@@ -383,6 +383,11 @@ export const TerminalRun = keyed<TerminalRunResult>()('terminal/run', (z) =>
     }),
     timeoutMs: positiveNumber().optional(),
     idleMs: positiveNumber().optional(),
+    /**
+     * A command still going after this many ms is left running: the answer comes with the output so
+     * far and `state: 'running'`; `terminal/read` and `terminal/send` collect the rest and the status.
+     */
+    yieldMs: positiveNumber().optional(),
   }),
 );
 

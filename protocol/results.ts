@@ -194,7 +194,7 @@ const results = (): ResultEntry[] => [
     z.object({
       output: z.string(),
       exitCode: z.number().optional(),
-      state: z.enum(['completed', 'waiting_for_input', 'idle', 'timed_out', 'exited', 'not_at_prompt']),
+      state: z.enum(['completed', 'waiting_for_input', 'idle', 'timed_out', 'exited', 'not_at_prompt', 'running']),
       interrupted: z.boolean().optional(),
       stoppedWith: z
         .object({ signal: z.enum(TERMINAL_SIGNALS), pgid: z.number(), command: z.string() })

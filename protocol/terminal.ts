@@ -8,17 +8,26 @@ export type TerminalSignalName = (typeof TERMINAL_SIGNALS)[number];
 
 /**
  * What ended a `terminal/send`'s wait, in the order the tiers are checked (SPEC §9.1);
- * `not_at_prompt` only for a `terminal/run` that typed nothing.
+ * `not_at_prompt` only for a `terminal/run` that typed nothing, `yielded` only for a `terminal/run`
+ * whose `yieldMs` passed first.
  */
 export type TerminalWaitReason =
-  'prompt' | 'stdin_read' | 'inferred_idle' | 'timeout' | 'session_exit' | 'not_at_prompt';
+  'prompt' | 'stdin_read' | 'inferred_idle' | 'timeout' | 'session_exit' | 'not_at_prompt' | 'yielded';
 
 /**
  * How a `terminal/run` ended. `not_at_prompt`: nothing was typed, because the daemon's own shell is
  * not waiting at its prompt (a program runs or reads the terminal, the shell was replaced by
  * `exec`, or input is still pending); use `terminal/send` to talk to what is there.
  */
-export type TerminalRunState = 'completed' | 'waiting_for_input' | 'idle' | 'timed_out' | 'exited' | 'not_at_prompt';
+export type TerminalRunState =
+  | 'completed'
+  | 'waiting_for_input'
+  | 'idle'
+  | 'timed_out'
+  | 'exited'
+  | 'not_at_prompt'
+  /** `yieldMs` passed with the command still going: it goes on; `terminal/read` or `send` collect the rest. */
+  | 'running';
 
 /** The two renderings `terminal/read` offers: the byte stream or the current screen. */
 export type TerminalView = 'stream' | 'screen';

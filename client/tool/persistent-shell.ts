@@ -56,6 +56,11 @@ export interface PersistentShellOptions {
   idleMs?: number;
   /** Replaces the description's opening sentences. */
   description?: string;
+  /**
+   * A command still going after this many ms is left running (`terminal/run` `yieldMs`): the model
+   * reads its output so far, and its next call shows what it printed since. Default: off.
+   */
+  yieldMs?: number;
 }
 
 /** Where the agent's shell stands between calls. */
@@ -122,6 +127,7 @@ export function createPersistentShellTool(options: PersistentShellOptions): Pers
     switch (outcome.state) {
       case 'waiting_for_input':
       case 'idle':
+      case 'running':
         return { phase: 'running', terminalId, cursor };
       case 'exited':
         return { phase: 'none' };
@@ -135,7 +141,14 @@ export function createPersistentShellTool(options: PersistentShellOptions): Pers
   async function runCommand(terminalId: string, args: PersistentArgs, signal: AbortSignal | undefined) {
     const result = await client.call(
       TerminalRun,
-      { sessionId: session.id, terminalId, command: args.command, timeoutMs: args.timeoutMs, idleMs },
+      {
+        sessionId: session.id,
+        terminalId,
+        command: args.command,
+        timeoutMs: args.timeoutMs,
+        idleMs,
+        ...(options.yieldMs === undefined ? {} : { yieldMs: options.yieldMs }),
+      },
       { signal },
     );
     throwIfAborted(signal);
@@ -162,6 +175,8 @@ export function createPersistentShellTool(options: PersistentShellOptions): Pers
         return { state: 'waiting_for_input' };
       case 'idle':
         return { state: 'idle', idleMs };
+      case 'running':
+        return { state: 'running', yieldMs: options.yieldMs ?? 0 };
       case 'timed_out': {
         const { timeoutMs } = await effectiveTimeouts(requestedTimeoutMs);
         return {
@@ -214,6 +229,8 @@ export function createPersistentShellTool(options: PersistentShellOptions): Pers
         outcome = { state: 'waiting_for_input' };
         break;
       case 'inferred_idle':
+      // Only a terminal/run answers it; a send that did would have left the program running.
+      case 'yielded':
         outcome = { state: 'idle', idleMs };
         break;
       case 'session_exit':

@@ -32,7 +32,7 @@ export interface RunContext {
 /** Runs one command in a shell terminal. */
 export async function runInTerminal(
   terminal: Terminal,
-  request: { command: string; timeoutMs?: number; idleMs?: number },
+  request: { command: string; timeoutMs?: number; idleMs?: number; yieldMs?: number },
   ctx: RunContext,
 ): Promise<TerminalRunResult | ExecdError> {
   // An ended terminal answers `exited` whatever it ran: one restored from a previous daemon's
@@ -87,7 +87,9 @@ export async function runInTerminal(
     terminal.holdEcho(nonce, request.command);
     const before = waitsBefore(terminal, line);
     const timeoutMs = effectiveTimeout(request.timeoutMs, config);
-    const deadline = Date.now() + timeoutMs;
+    // A yield that comes before the timeout ends the wait instead of it; the command goes on.
+    const yields = request.yieldMs !== undefined && request.yieldMs < timeoutMs;
+    const deadline = Date.now() + (yields ? request.yieldMs! : timeoutMs);
     terminal.write(line);
     // While the shell still reads a long line, its reads are not readiness.
     await terminal.inputWritten(timeoutMs);
@@ -111,6 +113,9 @@ export async function runInTerminal(
         return result(terminal, capture, 'waiting_for_input', undefined, 'stdin_read');
       case 'inferred_idle':
         return result(terminal, capture, 'idle', undefined, 'inferred_idle');
+      // Never the end of a wait: the deadline of a yield ends it as `timeout` (below).
+      case 'yielded':
+        return result(terminal, capture, 'running', undefined, 'yielded');
       case 'session_exit':
         return result(terminal, capture, 'exited', undefined, 'session_exit');
       // A marker or prompt ending the wait carries its status and returned above.
@@ -133,6 +138,7 @@ export async function runInTerminal(
           : result(terminal, capture, 'completed', back, 'prompt');
       }
       case 'timeout': {
+        if (yields) return result(terminal, capture, 'running', undefined, 'yielded');
         // SIGINT, then TERM and KILL to the foreground group alone, until the prompt comes back.
         const stop = await stopForeground(terminal, config.graceMs, { markerEnds: ours, promptEnds: promptAfterStart });
         const back = stop?.back && endStatus(stop.back);
