@@ -196,9 +196,7 @@ const results = (): ResultEntry[] => [
       exitCode: z.number().optional(),
       state: z.enum(['completed', 'waiting_for_input', 'idle', 'timed_out', 'exited', 'not_at_prompt', 'running']),
       interrupted: z.boolean().optional(),
-      stoppedWith: z
-        .object({ signal: z.enum(TERMINAL_SIGNALS), pgid: z.number(), command: z.string() })
-        .optional(),
+      stoppedWith: z.object({ signal: z.enum(TERMINAL_SIGNALS), pgid: z.number(), command: z.string() }).optional(),
       truncated: z.boolean(),
       outputBytes: z.number(),
       outputSpillPath: z.string().optional(),

@@ -228,8 +228,8 @@ export function createPersistentShellTool(options: PersistentShellOptions): Pers
       case 'not_at_prompt':
         outcome = { state: 'waiting_for_input' };
         break;
+      // `yielded`: only a terminal/run answers it; a send that did would have left the program running.
       case 'inferred_idle':
-      // Only a terminal/run answers it; a send that did would have left the program running.
       case 'yielded':
         outcome = { state: 'idle', idleMs };
         break;

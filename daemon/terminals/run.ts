@@ -82,7 +82,8 @@ export async function runInTerminal(
     // program, nonce and all (issue 27.12), or run as another command by another shell (27.13).
     if (!terminal.waitsAtOwnPrompt()) return result(terminal, capture, 'not_at_prompt', undefined, 'not_at_prompt');
     // A blank line runs nothing in a shell: the answer is the status the last command left.
-    if (request.command.trim() === '') return result(terminal, capture, 'completed', terminal.promptStatus ?? 0, 'prompt');
+    if (request.command.trim() === '')
+      return result(terminal, capture, 'completed', terminal.promptStatus ?? 0, 'prompt');
     const line = runLine(nonce, request.command, { bracketedPaste: terminal.bracketedPaste });
     terminal.holdEcho(nonce, request.command);
     const before = waitsBefore(terminal, line);

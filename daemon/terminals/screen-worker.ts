@@ -48,7 +48,10 @@ async function handle(message: ScreenRequest): Promise<void> {
       const screen = screens.get(message.id);
       if (screen) await screen.caughtUp(message.waitMs);
       const cursor = screen?.cursor();
-      parentPort?.postMessage({ request: message.request, text: cursor ? `${cursor.row};${cursor.col}` : '' } satisfies ScreenReply);
+      parentPort?.postMessage({
+        request: message.request,
+        text: cursor ? `${cursor.row};${cursor.col}` : '',
+      } satisfies ScreenReply);
       return;
     }
     case 'close':
@@ -61,7 +64,8 @@ async function handle(message: ScreenRequest): Promise<void> {
 parentPort?.on('message', (message: ScreenRequest) => {
   handle(message).catch((error: Error) => {
     // A render must be answered even when the emulator failed.
-    if (message.op === 'render' || message.op === 'cursor') parentPort?.postMessage({ request: message.request, text: '' } satisfies ScreenReply);
+    if (message.op === 'render' || message.op === 'cursor')
+      parentPort?.postMessage({ request: message.request, text: '' } satisfies ScreenReply);
     process.emitWarning(`screen worker: ${error.message}`);
   });
 });

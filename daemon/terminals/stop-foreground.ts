@@ -45,7 +45,13 @@ export async function stopForeground(
     const sent = signalForeground(terminal, signal);
     if (sent.pgid === null) return last;
     last = { back: undefined, signal, pgid: sent.pgid, command };
-    const back = await waitReady(terminal, { idleMs: graceMs, timeoutMs: graceMs, before: [], promptOnly: true, ...ends });
+    const back = await waitReady(terminal, {
+      idleMs: graceMs,
+      timeoutMs: graceMs,
+      before: [],
+      promptOnly: true,
+      ...ends,
+    });
     if (back.reason === 'marker' || back.reason === 'prompt' || back.reason === 'session_exit') {
       last.back = back;
       return last;

@@ -176,7 +176,10 @@ export class QueryAnswers {
       this.seen = 0;
       // In order: each answer is typed once the ones before it were.
       void ready
-        .reduce((previous, next) => previous.then(() => next.answer.then((answer) => this.target.write(answer))), Promise.resolve())
+        .reduce(
+          (previous, next) => previous.then(() => next.answer.then((answer) => this.target.write(answer))),
+          Promise.resolve(),
+        )
         .catch(() => undefined);
       return;
     }

@@ -92,7 +92,9 @@ describe('terminal queries', { timeout: 60_000 }, () => {
     const { run, client, sessionId, terminalId } = await shellFixture();
     // The screen emulator starts at the first screen read.
     await client.call(TerminalRead, { sessionId, terminalId, view: 'screen' });
-    const at = await run(`clear; printf 'abc\\ndefgh'; printf '\\e[6n'; IFS= read -rs -d R -t 5 pos; echo; echo "pos=\${pos#*[}"`);
+    const at = await run(
+      `clear; printf 'abc\\ndefgh'; printf '\\e[6n'; IFS= read -rs -d R -t 5 pos; echo; echo "pos=\${pos#*[}"`,
+    );
     expect(at.output.endsWith('pos=2;6\n')).toBe(true);
   });
 

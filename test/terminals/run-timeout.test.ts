@@ -78,7 +78,9 @@ describe('terminal/run timeouts keep the shell', { timeout: 60_000 }, () => {
     // A call typed into a command that still runs times out the same way.
     expect((await bash(`bash -c "trap '' INT; sleep 30"`)).text).toMatch(/\[still running/);
     const typed = await bash('more input', 800);
-    expect(typed.text).toMatch(/\[timed out after 800ms; sleep did not stop on SIGINT and was killed with SIGTERM; the shell kept its state\]$/);
+    expect(typed.text).toMatch(
+      /\[timed out after 800ms; sleep did not stop on SIGINT and was killed with SIGTERM; the shell kept its state\]$/,
+    );
     expect((await bash('echo $KEEP')).text).toBe('kept\n');
   });
 });
