@@ -96,7 +96,12 @@ export function waitReady(terminal: Terminal, options: WaitOptions): Promise<Wai
     if (HAS_PROC && slave !== undefined && !options.promptOnly) {
       const detector = new StdinWaitDetector(options.before);
       const poll = setInterval(() => {
-        if (terminal.running && detector.poll(terminalWaits(terminal.pid, slave))) finish({ reason: 'stdin_read' });
+        if (terminal.running && detector.poll(terminalWaits(terminal.pid, slave))) {
+          // After the daemon was descheduled, timers run before pending I/O: the shell may already
+          // wait at its prompt while its end and prompt markers sit unread in the PTY (seen 117 ms
+          // behind under load). One I/O turn lets output already there end the wait first.
+          setImmediate(() => finish({ reason: 'stdin_read' }));
+        }
       }, STDIN_POLL_MS);
       cleanups.push(() => clearInterval(poll));
     }

@@ -97,14 +97,32 @@ export class QueryFilter {
   }
 }
 
-/** The query starting at `at`, `prefix` when the data ends inside one, else undefined. */
+/** Bytes that may follow `ESC [` in a query (`6`, `5`, `c`, `0`, `>`), and `ESC ]` (`1`). */
+const AFTER_CSI = new Set([0x36, 0x35, 0x63, 0x30, 0x3e]);
+const AFTER_OSC = 0x31;
+
+/**
+ * The query starting at `at`, `prefix` when the data ends inside one, else undefined. The first two
+ * bytes after ESC rule out almost every other sequence at once: output full of colours or cursor
+ * moves costs a byte look-up per ESC, not a comparison with every query (2340 `ESC[1000L` went from
+ * ~10 ms to well under the marker filter's ~1.3 ms).
+ */
 function matchAt(data: Buffer, at: number): { query: TerminalQuery; length: number } | 'prefix' | undefined {
+  const second = data[at + 1];
+  if (second === undefined) return 'prefix';
+  if (second !== 0x5b && second !== 0x5d) return undefined;
+  const third = data[at + 2];
+  if (third === undefined) return 'prefix';
+  if (second === 0x5b ? !AFTER_CSI.has(third) : third !== AFTER_OSC) return undefined;
   const available = data.length - at;
   let prefix = false;
   for (const [bytes, query] of QUERIES) {
-    if (available >= bytes.length) {
-      if (data.compare(bytes, 0, bytes.length, at, at + bytes.length) === 0) return { query, length: bytes.length };
-    } else if (data.compare(bytes, 0, available, at, data.length) === 0) prefix = true;
+    const length = Math.min(bytes.length, available);
+    let same = true;
+    for (let i = 3; i < length && same; i++) same = data[at + i] === bytes[i];
+    if (!same || bytes[1] !== second || bytes[2] !== third) continue;
+    if (length === bytes.length) return { query, length };
+    prefix = true;
   }
   return prefix ? 'prefix' : undefined;
 }
