@@ -40,9 +40,26 @@ export function stillRunningLine(idleMs: number): string {
   return `[still running: no output for ${idleMs}ms; the next bash call is typed into it]`;
 }
 
-/** The marker of a timeout after which the interrupted command gave the prompt back. */
-export function interruptedTimeoutLine(timeoutMs: number): string {
-  return `[timed out after ${timeoutMs}ms; interrupted, the shell kept its state]`;
+/** The marker of a command left running at the harness's `yieldMs`. */
+export function yieldedLine(yieldMs: number): string {
+  return `[still running after ${yieldMs}ms; the next bash call is typed into it and shows what it printed since]`;
+}
+
+/** What ended a timed-out command when SIGINT alone did not: the signal and the command it went to. */
+export interface StoppedWith {
+  signal: string;
+  command: string;
+}
+
+/**
+ * The marker of a timeout after which the command gave the prompt back: interrupted by SIGINT, or
+ * killed with the later signal that `stopped` names.
+ */
+export function interruptedTimeoutLine(timeoutMs: number, stopped?: StoppedWith): string {
+  if (!stopped || stopped.signal === 'SIGINT')
+    return `[timed out after ${timeoutMs}ms; interrupted, the shell kept its state]`;
+  const what = stopped.command === '' ? 'the command' : stopped.command;
+  return `[timed out after ${timeoutMs}ms; ${what} did not stop on SIGINT and was killed with ${stopped.signal}; the shell kept its state]`;
 }
 
 /** How a shell or terminal program ended. */
@@ -80,7 +97,8 @@ export type PersistentOutcome =
   | { state: 'completed'; exitCode: number | null }
   | { state: 'waiting_for_input' }
   | { state: 'idle'; idleMs: number }
-  | { state: 'timed_out'; timeoutMs: number; interrupted: boolean }
+  | { state: 'running'; yieldMs: number }
+  | { state: 'timed_out'; timeoutMs: number; interrupted: boolean; stopped?: StoppedWith }
   | ({ state: 'exited' } & ExitFacts);
 
 /** What a persistent `bash` result is rendered from. */
@@ -114,9 +132,11 @@ export function renderPersistentResult(input: PersistentRenderInput): string {
       return appendLine(text, WAITING_FOR_INPUT_LINE);
     case 'idle':
       return appendLine(text, stillRunningLine(outcome.idleMs));
+    case 'running':
+      return appendLine(text, yieldedLine(outcome.yieldMs));
     case 'timed_out':
       return outcome.interrupted
-        ? appendLine(text, interruptedTimeoutLine(outcome.timeoutMs))
+        ? appendLine(text, interruptedTimeoutLine(outcome.timeoutMs, outcome.stopped))
         : appendLine(appendLine(text, timeoutLine(outcome.timeoutMs)), RESET_LINE);
     case 'exited':
       return appendLine(appendLine(text, shellExitedLine(outcome)), RESET_LINE);
@@ -229,6 +249,9 @@ export function readinessOf(result: TerminalSendResult, idleMs: number, timeoutM
     case 'prompt':
     case 'stdin_read':
       return { reason: result.waitReason };
+    // Only a terminal/run with yieldMs answers it: the program still runs.
+    case 'yielded':
+      return { reason: 'inferred_idle', idleMs };
     // Only a terminal/run that typed nothing answers it: the terminal waits for whatever runs there.
     case 'not_at_prompt':
       return { reason: 'stdin_read' };

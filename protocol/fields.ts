@@ -59,14 +59,34 @@ export const sessionIdSchema = () =>
     .regex(SESSION_ID_PATTERN, { error: 'must be 1-128 characters of [A-Za-z0-9._:-]' })
     .refine((id) => id !== '.' && id !== '..', { error: 'must not be "." or ".."' });
 
-/** A map of environment variables; names and values must be free of NUL bytes (execve cannot carry them). */
+/** What an environment variable's name may be: the names a shell can set and expand. */
+export const ENV_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/**
+ * A map of environment variables: values free of NUL bytes (execve cannot carry them), names that
+ * are variable names. A name like `FOO=BAR` would reach the program as `FOO=BAR=baz`, that is as
+ * `FOO`; `INVALID-NAME` or an empty name cannot be read from a shell at all. The first bad name is
+ * quoted in the error.
+ */
 export const envMapSchema = () =>
   zod()
     .record(zod().string(), nulFreeString())
     .superRefine((map, ctx) => {
-      if (Object.keys(map).some((key) => !hasNoNul(key)))
+      const keys = Object.keys(map);
+      if (keys.some((key) => !hasNoNul(key))) {
         ctx.addIssue({ code: 'custom', message: 'keys must not contain NUL bytes' });
-    });
+        return;
+      }
+      const bad = keys.find((key) => !ENV_NAME_PATTERN.test(key));
+      if (bad !== undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `keys must be variable names (letters, digits and _, not starting with a digit): ${JSON.stringify(bad)} is not one`,
+        });
+      }
+    })
+    // The rule as JSON Schema states it (`execd schema`); the refinement above is what enforces it.
+    .meta({ propertyNames: { type: 'string', pattern: ENV_NAME_PATTERN.source } });
 
 /** A map of managed `DSH_*` variables; every key must start with `DSH_`. */
 export const dshEnvMapSchema = () =>

@@ -372,14 +372,22 @@ export const TerminalSend = keyed<TerminalSendResult>()('terminal/send', (z) =>
   }),
 );
 
-/** `terminal/run`: the persistent-shell command, wrapped between nonce markers. */
+/**
+ * `terminal/run`: the persistent-shell command, wrapped between nonce markers. An empty or blank
+ * command types nothing and answers at once, as a shell does for an empty line.
+ */
 export const TerminalRun = keyed<TerminalRunResult>()('terminal/run', (z) =>
   sessionTerminal(z).extend({
-    command: wellFormedText(z)
-      .refine((text) => text.trim() !== '', { error: 'must be a non-empty string' })
-      .refine((text) => !text.includes('\0'), { error: 'must not contain NUL (a shell command cannot hold one)' }),
+    command: wellFormedText(z).refine((text) => !text.includes('\0'), {
+      error: 'must not contain NUL (a shell command cannot hold one)',
+    }),
     timeoutMs: positiveNumber().optional(),
     idleMs: positiveNumber().optional(),
+    /**
+     * A command still going after this many ms is left running: the answer comes with the output so
+     * far and `state: 'running'`; `terminal/read` and `terminal/send` collect the rest and the status.
+     */
+    yieldMs: positiveNumber().optional(),
   }),
 );
 

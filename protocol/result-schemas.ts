@@ -88,7 +88,7 @@ export const terminalSnapshotSchema = lazySchema((z) =>
 
 /** The schema of the readiness tier that ended a terminal wait. */
 export const waitReasonSchema = lazySchema((z) =>
-  z.enum(['prompt', 'stdin_read', 'inferred_idle', 'timeout', 'session_exit', 'not_at_prompt']),
+  z.enum(['prompt', 'stdin_read', 'inferred_idle', 'timeout', 'session_exit', 'not_at_prompt', 'yielded']),
 );
 
 /** The schema of a `ShellRunResult`. */

@@ -60,7 +60,7 @@ import {
   waitReasonSchema,
 } from './result-schemas.js';
 import { sandboxModeSchema, sandboxPolicySchema } from './sandbox.js';
-import type { TerminalExitedParams, TerminalOutputParams } from './terminal.js';
+import { TERMINAL_SIGNALS, type TerminalExitedParams, type TerminalOutputParams } from './terminal.js';
 import {
   WAIT_ENDS,
   type JobExitedParams,
@@ -184,6 +184,7 @@ const results = (): ResultEntry[] => [
     z.object({
       output: z.string(),
       waitReason: waitReasonSchema(),
+      exitCode: z.number().optional(),
       cursor: z.number(),
       truncated: z.boolean(),
       terminal: terminalSnapshotSchema(),
@@ -193,8 +194,9 @@ const results = (): ResultEntry[] => [
     z.object({
       output: z.string(),
       exitCode: z.number().optional(),
-      state: z.enum(['completed', 'waiting_for_input', 'idle', 'timed_out', 'exited', 'not_at_prompt']),
+      state: z.enum(['completed', 'waiting_for_input', 'idle', 'timed_out', 'exited', 'not_at_prompt', 'running']),
       interrupted: z.boolean().optional(),
+      stoppedWith: z.object({ signal: z.enum(TERMINAL_SIGNALS), pgid: z.number(), command: z.string() }).optional(),
       truncated: z.boolean(),
       outputBytes: z.number(),
       outputSpillPath: z.string().optional(),
@@ -210,6 +212,7 @@ const results = (): ResultEntry[] => [
       offset: z.number(),
       nextOffset: z.number(),
       droppedBytes: z.number(),
+      exitCode: z.number().optional(),
       terminal: terminalSnapshotSchema(),
     }),
   ),

@@ -8,17 +8,26 @@ export type TerminalSignalName = (typeof TERMINAL_SIGNALS)[number];
 
 /**
  * What ended a `terminal/send`'s wait, in the order the tiers are checked (SPEC §9.1);
- * `not_at_prompt` only for a `terminal/run` that typed nothing.
+ * `not_at_prompt` only for a `terminal/run` that typed nothing, `yielded` only for a `terminal/run`
+ * whose `yieldMs` passed first.
  */
 export type TerminalWaitReason =
-  'prompt' | 'stdin_read' | 'inferred_idle' | 'timeout' | 'session_exit' | 'not_at_prompt';
+  'prompt' | 'stdin_read' | 'inferred_idle' | 'timeout' | 'session_exit' | 'not_at_prompt' | 'yielded';
 
 /**
  * How a `terminal/run` ended. `not_at_prompt`: nothing was typed, because the daemon's own shell is
  * not waiting at its prompt (a program runs or reads the terminal, the shell was replaced by
  * `exec`, or input is still pending); use `terminal/send` to talk to what is there.
  */
-export type TerminalRunState = 'completed' | 'waiting_for_input' | 'idle' | 'timed_out' | 'exited' | 'not_at_prompt';
+export type TerminalRunState =
+  | 'completed'
+  | 'waiting_for_input'
+  | 'idle'
+  | 'timed_out'
+  | 'exited'
+  | 'not_at_prompt'
+  /** `yieldMs` passed with the command still going: it goes on; `terminal/read` or `send` collect the rest. */
+  | 'running';
 
 /** The two renderings `terminal/read` offers: the byte stream or the current screen. */
 export type TerminalView = 'stream' | 'screen';
@@ -65,6 +74,11 @@ export interface TerminalSendResult {
   /** What the terminal printed after the write until readiness, bounded by `maxOutputBytes` (tail kept). */
   output: string;
   waitReason: TerminalWaitReason;
+  /**
+   * With `waitReason: 'prompt'`: the exit status of the command line that just ended, from the
+   * shell's prompt marker (`$?` as the prompt saw it).
+   */
+  exitCode?: number;
   /** Stream offset just past `output`: a later `terminal/read` from here continues it. */
   cursor: number;
   /** True when `output` is not everything printed since the write. */
@@ -79,8 +93,17 @@ export interface TerminalRunResult {
   /** The command's exit status; present when `state` is `completed`. */
   exitCode?: number;
   state: TerminalRunState;
-  /** With `timed_out`: true when SIGINT brought the prompt back within `graceMs` and the shell kept its state. */
+  /**
+   * With `timed_out`: true when the prompt came back and the shell kept its state (SIGINT to the
+   * command's process group, then SIGTERM and SIGKILL to that group, each after `graceMs`); false
+   * when the shell itself did not return to its prompt and the terminal was closed.
+   */
   interrupted?: boolean;
+  /**
+   * With `interrupted: true`: what was stopped — the terminal's foreground process group, its
+   * leader's command name, and the signal after which the prompt came back.
+   */
+  stoppedWith?: { signal: TerminalSignalName; pgid: number; command: string };
   /** True when `output` is not the whole output. */
   truncated: boolean;
   /** Total bytes of the command's output (after CRLF → LF). */
@@ -109,6 +132,11 @@ export interface TerminalReadResult {
   nextOffset: number;
   /** Bytes between the asked offset and the oldest byte the ring still holds. */
   droppedBytes: number;
+  /**
+   * Present while the daemon's shell waits at its prompt: the exit status of the command line that
+   * ended last (a command left running by an `idle` or yielded run, collected here).
+   */
+  exitCode?: number;
   terminal: TerminalSnapshot;
 }
 

@@ -38,6 +38,8 @@ export interface ShellToolsOptions {
    * A foreground run still going after this many ms goes on as a background job (`shell/run`
    * `yieldMs`, SPEC §14); the model reads its output so far and the job's id, and follows it with
    * the job tools. Only with background runs; default: off (no model-visible parameter either way).
+   * With `persistent`, a command still going then is left running in the shell (`terminal/run`
+   * `yieldMs`) and the next call shows what it printed since.
    */
   yieldMs?: number;
   /** Approves escalations; without it, no `sandbox_permissions` is offered. */
@@ -121,6 +123,7 @@ export async function createShellTools(options: ShellToolsOptions): Promise<Shel
       session,
       idleMs: options.idleMs,
       description: options.persistentDescription,
+      ...(options.yieldMs !== undefined && { yieldMs: options.yieldMs }),
     });
     return {
       shell,

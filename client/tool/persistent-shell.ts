@@ -56,6 +56,11 @@ export interface PersistentShellOptions {
   idleMs?: number;
   /** Replaces the description's opening sentences. */
   description?: string;
+  /**
+   * A command still going after this many ms is left running (`terminal/run` `yieldMs`): the model
+   * reads its output so far, and its next call shows what it printed since. Default: off.
+   */
+  yieldMs?: number;
 }
 
 /** Where the agent's shell stands between calls. */
@@ -122,6 +127,7 @@ export function createPersistentShellTool(options: PersistentShellOptions): Pers
     switch (outcome.state) {
       case 'waiting_for_input':
       case 'idle':
+      case 'running':
         return { phase: 'running', terminalId, cursor };
       case 'exited':
         return { phase: 'none' };
@@ -135,7 +141,14 @@ export function createPersistentShellTool(options: PersistentShellOptions): Pers
   async function runCommand(terminalId: string, args: PersistentArgs, signal: AbortSignal | undefined) {
     const result = await client.call(
       TerminalRun,
-      { sessionId: session.id, terminalId, command: args.command, timeoutMs: args.timeoutMs, idleMs },
+      {
+        sessionId: session.id,
+        terminalId,
+        command: args.command,
+        timeoutMs: args.timeoutMs,
+        idleMs,
+        ...(options.yieldMs === undefined ? {} : { yieldMs: options.yieldMs }),
+      },
       { signal },
     );
     throwIfAborted(signal);
@@ -162,9 +175,16 @@ export function createPersistentShellTool(options: PersistentShellOptions): Pers
         return { state: 'waiting_for_input' };
       case 'idle':
         return { state: 'idle', idleMs };
+      case 'running':
+        return { state: 'running', yieldMs: options.yieldMs ?? 0 };
       case 'timed_out': {
         const { timeoutMs } = await effectiveTimeouts(requestedTimeoutMs);
-        return { state: 'timed_out', timeoutMs, interrupted: result.interrupted === true };
+        return {
+          state: 'timed_out',
+          timeoutMs,
+          interrupted: result.interrupted === true,
+          ...(result.stoppedWith ? { stopped: result.stoppedWith } : {}),
+        };
       }
       case 'exited':
         return exitedOutcome(result.terminal);
@@ -201,14 +221,16 @@ export function createPersistentShellTool(options: PersistentShellOptions): Pers
     let interrupted: boolean | undefined;
     switch (result.waitReason) {
       case 'prompt':
-        // The command ended; its status is not part of a send's answer, so no exit marker is shown.
-        outcome = { state: 'completed', exitCode: null };
+        // The command ended: its status comes from the prompt marker, shown like a run's.
+        outcome = { state: 'completed', exitCode: result.exitCode ?? null };
         break;
       case 'stdin_read':
       case 'not_at_prompt':
         outcome = { state: 'waiting_for_input' };
         break;
+      // `yielded`: only a terminal/run answers it; a send that did would have left the program running.
       case 'inferred_idle':
+      case 'yielded':
         outcome = { state: 'idle', idleMs };
         break;
       case 'session_exit':
@@ -216,17 +238,18 @@ export function createPersistentShellTool(options: PersistentShellOptions): Pers
         break;
       case 'timeout': {
         const { timeoutMs, graceMs } = await effectiveTimeouts(args.timeoutMs);
-        // The wait starts before the signal (requests are handled in order), so the prompt that
-        // the SIGINT brings back is seen as arriving after it.
-        const waited = send('', false, graceMs);
-        await client.call(TerminalSignal, { sessionId: session.id, terminalId, signal: 'SIGINT' }, { signal });
-        const after = await waited;
-        throwIfAborted(signal);
-        interrupted = after.waitReason === 'prompt';
-        if (!interrupted && after.terminal.status === 'running')
+        const stop = await stopTyped(terminalId, graceMs, signal);
+        interrupted = stop.after.waitReason === 'prompt';
+        if (!interrupted && stop.after.terminal.status === 'running')
           await client.call(TerminalClose, { sessionId: session.id, terminalId }, { signal });
-        result = { ...after, output: result.output + after.output, truncated: result.truncated || after.truncated };
-        outcome = { state: 'timed_out', timeoutMs, interrupted };
+        const after = stop.after;
+        result = { ...after, output: result.output + stop.output, truncated: result.truncated || after.truncated };
+        outcome = {
+          state: 'timed_out',
+          timeoutMs,
+          interrupted,
+          ...(interrupted && stop.stopped ? { stopped: stop.stopped } : {}),
+        };
         break;
       }
     }
@@ -234,6 +257,48 @@ export function createPersistentShellTool(options: PersistentShellOptions): Pers
     const output = plainTerminalText(result.output);
     const text = renderPersistentResult({ output, truncated: result.truncated, outcome, notice: takeNotice() });
     return { text, isError: false, details: { kind: 'typed' as const, terminalId, result, interrupted } };
+  }
+
+  /**
+   * Ends a command that a typed call timed out on as `terminal/run` does: SIGINT, then SIGTERM and
+   * SIGKILL, each to the foreground group and each followed by up to `graceMs` of waiting for the
+   * prompt; never TERM or KILL while the shell's own group holds the foreground (the caller closes
+   * the terminal then). Silence or a read of the terminal (a `less` that took SIGINT) is not the
+   * prompt: the wait goes on until it comes or `graceMs` is over.
+   */
+  async function stopTyped(terminalId: string, graceMs: number, signal: AbortSignal | undefined) {
+    const sessionId = session.id;
+    let output = '';
+    let stopped: { signal: string; command: string } | undefined;
+    let after: TerminalSendResult | undefined;
+    for (const step of ['SIGINT', 'SIGTERM', 'SIGKILL'] as const) {
+      const foreground = after?.terminal.foreground;
+      if (step !== 'SIGINT' && !foreground) break;
+      const deadline = Date.now() + graceMs;
+      // The first wait starts before the signal (requests are handled in order), so the prompt
+      // that the signal brings back is seen as arriving after it.
+      let waited = client.call(
+        TerminalSend,
+        { sessionId, terminalId, text: '', submit: false, idleMs: graceMs, timeoutMs: graceMs },
+        { signal },
+      );
+      const sent = await client.call(TerminalSignal, { sessionId, terminalId, signal: step }, { signal });
+      stopped = { signal: step, command: foreground?.command ?? '' };
+      for (;;) {
+        after = await waited;
+        throwIfAborted(signal);
+        output += after.output;
+        const left = deadline - Date.now();
+        if (after.waitReason === 'prompt' || after.waitReason === 'session_exit' || left <= 0) break;
+        waited = client.call(
+          TerminalSend,
+          { sessionId, terminalId, text: '', submit: false, idleMs: left, timeoutMs: left },
+          { signal },
+        );
+      }
+      if (after.waitReason === 'prompt' || after.waitReason === 'session_exit' || !sent.delivered) break;
+    }
+    return { after: after!, output, stopped };
   }
 
   /**

@@ -18,7 +18,8 @@ const PERSISTENT_RULES = [
     '`[output truncated; full output: <path>]`: read that file instead of running the command again.',
   '- `timeoutMs`: the deployment sets the default and the maximum. A command that runs longer is interrupted ' +
     '(Ctrl-C): `[timed out after <timeoutMs>ms; interrupted, the shell kept its state]`. If it does not stop, ' +
-    'the shell is reset.',
+    'it is killed and the result names it; the shell keeps its state. Only a shell that does not return to its ' +
+    'prompt is reset.',
   '- A command that reads from the terminal ends with `[waiting for input: …]`; one that is still running but ' +
     'printed nothing for a while ends with `[still running: no output for <idleMs>ms; …]`. The next bash call ' +
     'is then typed into that program followed by Enter (an answer, a line for a REPL, `q` for a pager), and its ' +

@@ -126,15 +126,18 @@ export const terminalHandlers = [
   handler(TerminalRead, async (params, ctx) => {
     const terminal = await ownedTerminal(params, ctx);
     if (terminal instanceof ExecdError) return terminal;
+    // A command that ended while nobody waited for it is collected here with its status.
+    const status = terminal.waitsAtOwnPrompt() ? terminal.promptStatus : undefined;
+    const exitCode = status === undefined ? {} : { exitCode: status };
     if (params.view === 'screen') {
       const end = terminal.scrollback.end;
       const text = await terminal.renderScreen().catch(() => '');
-      return { text, offset: end, nextOffset: end, droppedBytes: 0, terminal: terminal.snapshot() };
+      return { text, offset: end, nextOffset: end, droppedBytes: 0, ...exitCode, terminal: terminal.snapshot() };
     }
     const maxBytes = params.maxBytes ?? ctx.daemon.config.get().maxOutputBytes;
     // Without an offset: the last maxBytes of the ring.
     const offset = params.offset ?? Math.max(terminal.scrollback.start, terminal.scrollback.end - maxBytes);
-    return { ...terminal.scrollback.read(offset, maxBytes), terminal: terminal.snapshot() };
+    return { ...terminal.scrollback.read(offset, maxBytes), ...exitCode, terminal: terminal.snapshot() };
   }),
 
   handler(TerminalWrite, async (params, ctx) => {

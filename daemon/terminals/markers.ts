@@ -53,14 +53,18 @@ export function bootPromptCommand(): string {
 /**
  * The real `PROMPT_COMMAND` of a daemon terminal, set by `setupLine`: prints
  * `OSC 133 ; D ; <status> ; execd=<secret> BEL`, (re)defines the two marker functions the run line
- * calls, keeps itself un-exported and keeps lines that start with a space out of the history (the
- * run line does), so a user's change of either cannot leak the secret or the run's nonce.
+ * calls (each returns the status it was called with), keeps itself un-exported and keeps lines
+ * that start with a space out of the history (the run line does), so a user's change of either
+ * cannot leak the secret or the run's nonce.
  */
 export function promptCommand(secret: string): string {
   return (
     `printf '\\033]133;D;%s;execd=${secret}\\007' "$?"; ` +
-    `${START_FUNCTION}() { ${markerPrintf(secret, 's', '"$1"')}; }; ` +
-    `${END_FUNCTION}() { ${markerPrintf(secret, 'e', '"$1" "$2"')}; }; ` +
+    // Each function gives back the status it was called with, so `$?` goes on from run to run as
+    // in any shell (after `false`, the next run's `echo $?` prints 1) and the prompt marker after a
+    // run reports the command's status.
+    `${START_FUNCTION}() { local __execd_status=$?; ${markerPrintf(secret, 's', '"$1"')}; return $__execd_status; }; ` +
+    `${END_FUNCTION}() { ${markerPrintf(secret, 'e', '"$1" "$2"')}; return "$2"; }; ` +
     'export -n PROMPT_COMMAND; ' +
     'case ":$HISTCONTROL:" in *:ignorespace:*|*:ignoreboth:*) ;; *) HISTCONTROL="ignorespace${HISTCONTROL:+:$HISTCONTROL}" ;; esac'
   );

@@ -31,6 +31,12 @@ export interface WaitOptions {
   markerEnds?: (marker: MarkerEvent) => boolean;
   /** Whether a prompt marker ends the wait (default: for shell terminals). */
   promptEnds?: (marker: MarkerEvent) => boolean;
+  /**
+   * Only a marker, the program's exit or the deadline ends the wait: neither silence nor a read of
+   * the terminal does (a program that took SIGINT and waits for keys, like `less`, is not back at
+   * the prompt).
+   */
+  promptOnly?: boolean;
 }
 
 /**
@@ -78,17 +84,24 @@ export function waitReady(terminal: Terminal, options: WaitOptions): Promise<Wai
       clearTimeout(idleTimer);
       idleTimer = setTimeout(() => finish({ reason: 'inferred_idle' }), options.idleMs);
     };
-    armIdle();
-    cleanups.push(terminal.onOutput(armIdle), () => clearTimeout(idleTimer));
+    if (!options.promptOnly) {
+      armIdle();
+      cleanups.push(terminal.onOutput(armIdle), () => clearTimeout(idleTimer));
+    }
 
     const deadline = setTimeout(() => finish({ reason: 'timeout' }), options.timeoutMs);
     cleanups.push(() => clearTimeout(deadline));
 
     const slave = terminal.slaveDevice();
-    if (HAS_PROC && slave !== undefined) {
+    if (HAS_PROC && slave !== undefined && !options.promptOnly) {
       const detector = new StdinWaitDetector(options.before);
       const poll = setInterval(() => {
-        if (terminal.running && detector.poll(terminalWaits(terminal.pid, slave))) finish({ reason: 'stdin_read' });
+        if (terminal.running && detector.poll(terminalWaits(terminal.pid, slave))) {
+          // After the daemon was descheduled, timers run before pending I/O: the shell may already
+          // wait at its prompt while its end and prompt markers sit unread in the PTY (seen 117 ms
+          // behind under load). One I/O turn lets output already there end the wait first.
+          setImmediate(() => finish({ reason: 'stdin_read' }));
+        }
       }, STDIN_POLL_MS);
       cleanups.push(() => clearInterval(poll));
     }

@@ -14,6 +14,7 @@ import { RunCapture } from './run-capture.js';
 import { waitReady, waitsBefore, type WaitEnd } from './readiness.js';
 import { checkSendable, DEFAULT_IDLE_MS, effectiveTimeout } from './send.js';
 import { signalForeground } from './signal.js';
+import { stopForeground } from './stop-foreground.js';
 import type { Terminal } from './terminal.js';
 
 /** How long, after its end marker, a run waits for the prompt that follows it. */
@@ -24,14 +25,14 @@ export interface RunContext {
   config: Config;
   spillDir: string;
   token: CancellationToken;
-  /** Closes the terminal (a timed-out command that ignored SIGINT). */
+  /** Closes the terminal (a timed-out command the shell itself did not return from). */
   close: (reason: string) => Promise<unknown>;
 }
 
 /** Runs one command in a shell terminal. */
 export async function runInTerminal(
   terminal: Terminal,
-  request: { command: string; timeoutMs?: number; idleMs?: number },
+  request: { command: string; timeoutMs?: number; idleMs?: number; yieldMs?: number },
   ctx: RunContext,
 ): Promise<TerminalRunResult | ExecdError> {
   // An ended terminal answers `exited` whatever it ran: one restored from a previous daemon's
@@ -79,12 +80,17 @@ export async function runInTerminal(
     if (!terminal.running) return result(terminal, capture, 'exited', undefined, 'session_exit');
     // A run line typed into anything but the daemon's own shell at its prompt would be read by that
     // program, nonce and all (issue 27.12), or run as another command by another shell (27.13).
-    if (!atOwnPrompt(terminal)) return result(terminal, capture, 'not_at_prompt', undefined, 'not_at_prompt');
+    if (!terminal.waitsAtOwnPrompt()) return result(terminal, capture, 'not_at_prompt', undefined, 'not_at_prompt');
+    // A blank line runs nothing in a shell: the answer is the status the last command left.
+    if (request.command.trim() === '')
+      return result(terminal, capture, 'completed', terminal.promptStatus ?? 0, 'prompt');
     const line = runLine(nonce, request.command, { bracketedPaste: terminal.bracketedPaste });
     terminal.holdEcho(nonce, request.command);
     const before = waitsBefore(terminal, line);
     const timeoutMs = effectiveTimeout(request.timeoutMs, config);
-    const deadline = Date.now() + timeoutMs;
+    // A yield that comes before the timeout ends the wait instead of it; the command goes on.
+    const yields = request.yieldMs !== undefined && request.yieldMs < timeoutMs;
+    const deadline = Date.now() + (yields ? request.yieldMs! : timeoutMs);
     terminal.write(line);
     // While the shell still reads a long line, its reads are not readiness.
     await terminal.inputWritten(timeoutMs);
@@ -108,14 +114,16 @@ export async function runInTerminal(
         return result(terminal, capture, 'waiting_for_input', undefined, 'stdin_read');
       case 'inferred_idle':
         return result(terminal, capture, 'idle', undefined, 'inferred_idle');
+      // Never the end of a wait: the deadline of a yield ends it as `timeout` (below).
+      case 'yielded':
+        return result(terminal, capture, 'running', undefined, 'yielded');
       case 'session_exit':
         return result(terminal, capture, 'exited', undefined, 'session_exit');
       // A marker or prompt ending the wait carries its status and returned above.
       case 'marker':
       case 'prompt':
-      case 'timeout':
       case 'cancelled': {
-        // Timeout or cancellation: interrupt the foreground, see whether the prompt comes back.
+        // Cancellation: interrupt the foreground, see whether the prompt comes back.
         signalForeground(terminal, 'SIGINT');
         const after = await waitReady(terminal, {
           idleMs: config.graceMs + 1,
@@ -126,14 +134,22 @@ export async function runInTerminal(
         });
         const back = endStatus(after);
         if (back !== undefined) await settle(after);
-        if (end.reason === 'cancelled') {
-          return back === undefined
-            ? result(terminal, capture, 'idle', undefined, 'inferred_idle')
-            : result(terminal, capture, 'completed', back, 'prompt');
+        return back === undefined
+          ? result(terminal, capture, 'idle', undefined, 'inferred_idle')
+          : result(terminal, capture, 'completed', back, 'prompt');
+      }
+      case 'timeout': {
+        if (yields) return result(terminal, capture, 'running', undefined, 'yielded');
+        // SIGINT, then TERM and KILL to the foreground group alone, until the prompt comes back.
+        const stop = await stopForeground(terminal, config.graceMs, { markerEnds: ours, promptEnds: promptAfterStart });
+        const back = stop?.back && endStatus(stop.back);
+        if (stop && back !== undefined) {
+          await settle(stop.back!);
+          const stoppedWith = { signal: stop.signal, pgid: stop.pgid, command: stop.command };
+          return { ...result(terminal, capture, 'timed_out', undefined, 'timeout'), interrupted: true, stoppedWith };
         }
-        if (back !== undefined)
-          return { ...result(terminal, capture, 'timed_out', undefined, 'timeout'), interrupted: true };
-        await ctx.close(`timed out after ${timeoutMs}ms and did not return to the prompt after SIGINT`);
+        // Only the shell itself can keep the prompt away now (its own group holds the foreground).
+        await ctx.close(`timed out after ${timeoutMs}ms and the shell did not return to its prompt`);
         return { ...result(terminal, capture, 'timed_out', undefined, 'timeout'), interrupted: false };
       }
     }
@@ -143,16 +159,6 @@ export async function runInTerminal(
     stopMarkers();
     terminal.busy = false;
   }
-}
-
-/**
- * True when the daemon's own shell waits at its prompt: its prompt marker came after the last input,
- * it owns the terminal's foreground, no input waits to be read, and it is still the program it was
- * at its first prompt (not replaced by `exec sh`).
- */
-function atOwnPrompt(terminal: Terminal): boolean {
-  if (!terminal.atOwnPrompt || terminal.inputPending > 0 || terminal.shellPgid === undefined) return false;
-  return terminal.foregroundPgid() === terminal.shellPgid;
 }
 
 /** The exit status when the wait ended with the run's end marker or a prompt after its start. */

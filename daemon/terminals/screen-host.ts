@@ -72,6 +72,19 @@ export class RemoteScreen {
     });
   }
 
+  /** The cursor's 1-based position once the output written before was parsed; undefined when the screen cannot tell. */
+  cursor(waitMs: number): Promise<{ row: number; col: number } | undefined> {
+    if (this.disposed || !open.has(this.id)) return Promise.resolve(undefined);
+    const request = nextRequest++;
+    return new Promise((resolve) => {
+      pending.set(request, (text) => {
+        const [row, col] = text.split(';').map(Number);
+        resolve(row && col ? { row, col } : undefined);
+      });
+      post({ op: 'cursor', id: this.id, request, waitMs });
+    });
+  }
+
   /** Frees the emulator; the worker stops when it holds no screen. */
   dispose(): void {
     if (this.disposed) return;

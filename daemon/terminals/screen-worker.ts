@@ -13,9 +13,11 @@ export type ScreenRequest =
   | { op: 'write'; id: number; bytes: Uint8Array }
   | { op: 'resize'; id: number; cols: number; rows: number }
   | { op: 'render'; id: number; request: number; waitMs: number }
+  /** The cursor once the output sent before was parsed, as `row;col` (empty when there is no screen). */
+  | { op: 'cursor'; id: number; request: number; waitMs: number }
   | { op: 'close'; id: number };
 
-/** The worker's answer to a render. */
+/** The worker's answer to a render or a cursor request. */
 export interface ScreenReply {
   request: number;
   text: string;
@@ -42,6 +44,16 @@ async function handle(message: ScreenRequest): Promise<void> {
       parentPort?.postMessage(reply);
       return;
     }
+    case 'cursor': {
+      const screen = screens.get(message.id);
+      if (screen) await screen.caughtUp(message.waitMs);
+      const cursor = screen?.cursor();
+      parentPort?.postMessage({
+        request: message.request,
+        text: cursor ? `${cursor.row};${cursor.col}` : '',
+      } satisfies ScreenReply);
+      return;
+    }
     case 'close':
       screens.get(message.id)?.dispose();
       screens.delete(message.id);
@@ -52,7 +64,8 @@ async function handle(message: ScreenRequest): Promise<void> {
 parentPort?.on('message', (message: ScreenRequest) => {
   handle(message).catch((error: Error) => {
     // A render must be answered even when the emulator failed.
-    if (message.op === 'render') parentPort?.postMessage({ request: message.request, text: '' } satisfies ScreenReply);
+    if (message.op === 'render' || message.op === 'cursor')
+      parentPort?.postMessage({ request: message.request, text: '' } satisfies ScreenReply);
     process.emitWarning(`screen worker: ${error.message}`);
   });
 });

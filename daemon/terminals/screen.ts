@@ -121,6 +121,12 @@ export class Screen {
     return lines.join('\n');
   }
 
+  /** The cursor's 1-based row and column on the visible screen (a pending wrap counts as the last column). */
+  cursor(): { row: number; col: number } {
+    const buffer = this.term.buffer.active;
+    return { row: buffer.cursorY + 1, col: Math.min(buffer.cursorX + 1, this.term.cols) };
+  }
+
   /** Frees the emulator. */
   dispose(): void {
     if (this.disposed) return;

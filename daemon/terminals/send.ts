@@ -78,8 +78,15 @@ export async function sendToTerminal(
     if (due > 0 && terminal.running) await waitReady(terminal, { idleMs: due, timeoutMs: due, before: [] });
     const start = terminal.scrollback.end;
     let reason: TerminalWaitReason;
+    // The status of the prompt marker that ended the wait.
+    let status: number | undefined;
     if (!terminal.running) reason = 'session_exit';
-    else {
+    // Nothing to type and the shell already waits at its prompt (the command ended before this
+    // poll): waiting for a prompt marker that already came would only end at idleMs.
+    else if (request.text === '' && !request.submit && terminal.waitsAtOwnPrompt()) {
+      reason = 'prompt';
+      status = terminal.promptStatus;
+    } else {
       const input = request.text + (request.submit ? '\r' : '');
       const before = waitsBefore(terminal, input);
       const timeoutMs = effectiveTimeout(request.timeoutMs, config);
@@ -97,13 +104,19 @@ export async function sendToTerminal(
         signalForeground(terminal, 'SIGINT');
         const after = await waitReady(terminal, { idleMs: config.graceMs, timeoutMs: config.graceMs, before: [] });
         reason = after.reason === 'prompt' || after.reason === 'session_exit' ? after.reason : 'timeout';
-      } else reason = end.reason === 'marker' ? 'prompt' : end.reason;
+        if (after.reason === 'prompt') status = after.status;
+      } else if (end.reason === 'marker') reason = 'prompt';
+      else {
+        reason = end.reason;
+        if (end.reason === 'prompt') status = end.status;
+      }
     }
     const { bytes, offset } = terminal.scrollback.rawFrom(start);
     const output = boundedTail(bytes, config.maxOutputBytes);
     return {
       output: output.text,
       waitReason: reason,
+      ...(reason === 'prompt' && status !== undefined ? { exitCode: status } : {}),
       cursor: offset + bytes.length,
       truncated: output.truncated || offset > start,
       terminal: terminal.snapshot(),

@@ -1,6 +1,6 @@
 /**
  * One daemon terminal (SPEC §9.1): a PTY and its program, the filtered output stream (private
- * markers removed and reported), the scrollback ring, the emulated screen, the attached
+ * markers removed and reported, terminal queries removed and answered), the scrollback ring, the emulated screen, the attached
  * connections, and the facts its snapshot reports.
  */
 import { constants } from 'node:os';
@@ -16,6 +16,7 @@ import { nonBlockingMaster, type Pty } from './pty.js';
 import { SCREEN_BACKLOG_BYTES } from './screen.js';
 import { RemoteScreen } from './screen-host.js';
 import { Scrollback } from './scrollback.js';
+import { QueryAnswers, QueryFilter, queryAnswer, type TerminalQuery } from './terminal-queries.js';
 import { readProcCwd, readTtyStat } from './tty-proc.js';
 
 /** Most output held back as the echo of a run line; past it the hold ends and the bytes are output as they are. */
@@ -111,6 +112,8 @@ export class Terminal {
    * prompt, with the marker functions its prompt command defines (see `runLine`).
    */
   atOwnPrompt = false;
+  /** The exit status the shell's last prompt marker reported (the status of the command line that just ended). */
+  promptStatus: number | undefined;
   /**
    * Until this time (ms since the epoch) a prompt is on its way: a signal went to a foreground job of
    * the shell. A send waits for it first, so that prompt cannot end the send (see send.ts).
@@ -131,6 +134,16 @@ export class Terminal {
   /** Input on its way to the PTY; undefined where the library writes itself (no descriptor). */
   private input: InputQueue | undefined;
   private readonly filter: MarkerFilter | undefined;
+  /** Takes terminal queries (cursor position, colours, attributes) out of the output. */
+  private readonly queries = new QueryFilter();
+  /** Answers to those queries, on their way to the program that asked. */
+  private readonly answers = new QueryAnswers({
+    atPrompt: () => this.isShell && this.waitsAtOwnPrompt(),
+    readerWaits: () => this.readerWaits(),
+    write: (answer) => {
+      this.write(answer);
+    },
+  });
   private holdTimer: NodeJS.Timeout | undefined;
   private readonly outputListeners = new Set<OutputListener>();
   private readonly markerListeners = new Set<MarkerListener>();
@@ -177,9 +190,9 @@ export class Terminal {
   /** Records an exit that was not seen from the PTY (a spawn failure, a daemon restart). */
   markExit(exit: TerminalExit): void {
     if (this.exit) return;
-    const held = this.filter?.flush();
-    if (held && held.length > 0) this.emitBytes(held);
     clearTimeout(this.holdTimer);
+    this.releaseHeld();
+    this.answers.drop();
     this.releaseEcho(false);
     this.input?.close();
     this.exit = exit;
@@ -220,9 +233,24 @@ export class Terminal {
     return pgid !== undefined && (this.shellPgid === undefined || pgid === this.shellPgid);
   }
 
-  /** Queues input for the program (written in chunks, see InputQueue); false when it has exited. */
+  /**
+   * True when the daemon's own shell waits at its prompt: its prompt marker came after the last input,
+   * it owns the terminal's foreground, no input waits to be read, and it is still the program it was
+   * at its first prompt (not replaced by `exec sh`).
+   */
+  waitsAtOwnPrompt(): boolean {
+    if (!this.atOwnPrompt || this.inputPending > 0 || this.shellPgid === undefined) return false;
+    return this.foregroundPgid() === this.shellPgid;
+  }
+
+  /**
+   * Queues input for the program (written in chunks, see InputQueue); false when it has exited.
+   * Empty input writes nothing and so leaves the at-prompt state as it is: a harness that polls
+   * with empty sends must still see the shell at its prompt.
+   */
   write(data: string | Buffer): boolean {
     if (!this.pty || !this.running) return false;
+    if (data.length === 0) return true;
     this.atOwnPrompt = false;
     if (!this.input) {
       (this.pty.write as (data: string | Buffer) => void)(data);
@@ -389,20 +417,52 @@ export class Terminal {
   }
 
   private receive(chunk: Buffer): void {
-    if (!this.filter) {
-      this.emitBytes(chunk);
-      return;
-    }
     clearTimeout(this.holdTimer);
-    for (const piece of this.filter.push(chunk)) {
-      if ('bytes' in piece) this.emitBytes(piece.bytes);
-      else this.emitMarker(piece.marker);
+    if (!this.filter) this.passOutput(chunk);
+    else {
+      for (const piece of this.filter.push(chunk)) {
+        if ('bytes' in piece) this.passOutput(piece.bytes);
+        else {
+          // Bytes held as a possible query's start cannot become one across a marker.
+          this.emitBytes(this.queries.flush());
+          this.emitMarker(piece.marker);
+        }
+      }
     }
-    if (this.filter.holding) {
+    if (this.filter?.holding || this.queries.holding) {
       // Bytes that only looked like a sequence's start are output after all once nothing follows.
-      this.holdTimer = setTimeout(() => this.emitBytes(this.filter!.flush()), HOLD_MS);
+      this.holdTimer = setTimeout(() => this.releaseHeld(), HOLD_MS);
       this.holdTimer.unref();
     }
+  }
+
+  /** Releases what the marker and query filters hold, in stream order. */
+  private releaseHeld(): void {
+    const held = this.filter?.flush();
+    if (held && held.length > 0) this.passOutput(held);
+    this.emitBytes(this.queries.flush());
+  }
+
+  /** Output without private markers: terminal queries are taken out and answered, the rest goes on. */
+  private passOutput(bytes: Buffer): void {
+    for (const piece of this.queries.push(bytes)) {
+      if ('bytes' in piece) this.emitBytes(piece.bytes);
+      else this.answerQuery(piece.query);
+    }
+  }
+
+  /** Answers a query as a terminal would: the cursor from the emulated screen when there is one. */
+  private answerQuery(query: TerminalQuery): void {
+    const cursor =
+      query.kind === 'cursor' && this.screen ? this.screen.cursor(SCREEN_READ_WAIT_MS) : Promise.resolve(undefined);
+    this.answers.add(cursor.then((at) => queryAnswer(query, at)));
+  }
+
+  /** Whether a process of the foreground group waits reading the terminal; undefined when /proc cannot tell. */
+  private readerWaits(): boolean | undefined {
+    const slave = this.slaveDevice();
+    if (!HAS_PROC || slave === undefined || !this.running) return undefined;
+    return terminalWaits(this.pid, slave).length > 0;
   }
 
   private emitMarker(marker: MarkerEvent): void {
@@ -416,7 +476,10 @@ export class Terminal {
     const fromShell = this.shellOwnsForeground();
     if (marker.kind === 'start' && this.echoHold?.nonce === marker.nonce) this.releaseEcho(true);
     if (marker.kind === 'prompt' && fromShell) {
+      // Nobody is left to read an answer the shell's prompt came back before: it is dropped.
+      this.answers.drop();
       this.atOwnPrompt = true;
+      this.promptStatus = marker.status;
       this.promptDueUntil = 0;
       if (this.shellPgid === undefined) this.shellPgid = this.foregroundPgid();
     }

@@ -94,15 +94,16 @@ describe('readiness tiers', () => {
     expect((await run('echo $KEEP')).output).toBe('yes\n');
   });
 
-  test('timeout: a program that ignores SIGINT is stopped by closing the terminal', async () => {
+  test('timeout: a program that ignores SIGINT is ended with SIGTERM to its group; the shell stays', async () => {
     const { run, client, sessionId } = await shellFixture();
     const ignoring = `python3 -c 'import signal,time; signal.signal(signal.SIGINT, signal.SIG_IGN); print("armed", flush=True); time.sleep(60)'`;
     const result = await run(ignoring, { timeoutMs: 1_500 });
-    expect(result).toMatchObject({ state: 'timed_out', interrupted: false });
+    expect(result).toMatchObject({ state: 'timed_out', interrupted: true });
+    expect(result.stoppedWith).toMatchObject({ signal: 'SIGTERM', command: 'python3' });
     expect(result.output).toContain('armed');
-    expect(result.terminal.status).toBe('exited');
+    expect(result.terminal.status).toBe('running');
     const [listed] = await client.call(TerminalList, { sessionId });
-    expect(listed!.status).toBe('exited');
+    expect(listed!.status).toBe('running');
   });
 
   test('$/cancelRequest of a run interrupts the command and answers with what was read', async () => {
