@@ -4,9 +4,19 @@
  * non-dumpable, keeps its channel from every command, ends when idle, is replaced when a command
  * kills it or the session's sandbox narrows, and fails closed when it cannot restrict itself.
  */
-import { existsSync, mkdirSync, readFileSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
+import {
+  chownSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  readlinkSync,
+  rmSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { ExecdRpcError } from '../../client/connection.js';
 import { JobKill, JobRead, JobWait, SessionOpen, SessionUpdate, ShellStart } from '../../protocol/methods.js';
 import { startDaemon } from '../helpers/daemon.js';
@@ -166,6 +176,28 @@ describe('the confined spawner under Landlock', () => {
     expect(confinedSpawners(daemon.pid)).toHaveLength(1);
   });
 
+  it("gives each command its unit's cgroup, and the helper goes back to its own", async () => {
+    const { daemon, client } = await sandboxedSession({ mode: 'workspace-write' }, LANDLOCK);
+    const scope = /"processScope":"(\w+)"/.exec(daemon.stderr())?.[1];
+    if (scope !== 'cgroup') {
+      console.log(`process scope here: ${scope}; the confined spawner's cgroup moves need cgroup`);
+      return;
+    }
+    const cgroupOf = (pid: number | 'self') => readFileSync(`/proc/${pid}/cgroup`, 'utf8').trim().split('\n').at(-1)!;
+    const free = await client.run({
+      sessionId: 's1',
+      command: 'cat /proc/self/cgroup',
+      sandboxPolicy: { mode: 'workspace-write' },
+    });
+    const confined = free.stdout.text.trim().split('\n').at(-1)!;
+    // Below the daemon's cgroup, in a unit of its own (…/s-<session>/u-<unit>).
+    expect(confined).toMatch(/\/s-[0-9a-f]+\/u-[0-9a-f]+$/);
+    const [helper] = confinedSpawners(daemon.pid);
+    expect(cgroupOf(helper!)).toBe(cgroupOf(daemon.pid));
+    const next = await client.run({ sessionId: 's1', command: 'cat /proc/self/cgroup' });
+    expect(next.stdout.text.trim().split('\n').at(-1)).not.toBe(confined);
+  });
+
   it('fails closed when it cannot restrict itself: SANDBOX_UNAVAILABLE for a run, runnerFailed for a job', async () => {
     const daemon = await startDaemon(LANDLOCK);
     const cwd = join(daemon.dir, 'cwd');
@@ -185,5 +217,35 @@ describe('the confined spawner under Landlock', () => {
     expect(job).toMatchObject({ status: 'failed', sandbox: { runnerFailed: true } });
     expect(existsSync(join(cwd, 'ran.txt'))).toBe(false);
     expect(confinedSpawners(daemon.pid)).toEqual([]);
+  });
+});
+
+describe('the confined spawner in the unprivileged condition (uid 1000, no capabilities)', () => {
+  it('is non-dumpable: a command of its own domain and uid reads neither its environ nor its memory', async () => {
+    if (process.getuid?.() !== 0) throw new Error('this test needs root: it writes the uid/gid maps of the namespace');
+    const base = mkdtempSync(join(tmpdir(), 'execd-unpriv-'));
+    onTestFinished(() => rmSync(base, { recursive: true, force: true }));
+    for (const dir of [base, join(base, 'ws')]) {
+      mkdirSync(dir, { recursive: true });
+      chownSync(dir, 1000, 1000);
+    }
+    const daemon = await startDaemon({
+      launcher: ['bash', join(import.meta.dirname, '..', 'helpers', 'unprivileged.sh')],
+      socketPath: join(base, 'run', 'execd.sock'),
+      stateDir: join(base, 'state'),
+    });
+    const client = await daemon.connect();
+    expect(client.info.capabilities.sandbox).toMatchObject({ backend: 'landlock' });
+    await client.call(SessionOpen, { sessionId: 's1', cwd: join(base, 'ws'), sandbox: { mode: 'workspace-write' } });
+    const look = await client.run({
+      sessionId: 's1',
+      command:
+        'id -u; echo $PPID; tr "\\0" "\\n" < /proc/$PPID/environ | wc -l; head -c 1 /proc/$PPID/mem | wc -c; true',
+    });
+    const [uid, parent, environ, mem] = look.stdout.text.trim().split('\n');
+    expect(uid).toBe('1000');
+    expect(readFileSync(`/proc/${parent}/cmdline`, 'utf8')).toContain('confined-worker.js');
+    expect([environ, mem]).toEqual(['0', '0']);
+    expect(look.stderr.text).toMatch(/environ: Permission denied[\s\S]*mem.*Permission denied/);
   });
 });
