@@ -105,6 +105,16 @@ describe('the confined spawner under Landlock', () => {
     expect(pidAlive(sleeper)).toBe(false);
   });
 
+  it('serves requests that arrive while it starts: they wait, then all run in the one helper', async () => {
+    const { daemon, client } = await sandboxedSession({ mode: 'workspace-write' }, LANDLOCK);
+    const runs = await Promise.all(
+      [1, 2, 3, 4].map((n) => client.run({ sessionId: 's1', command: `echo $PPID; echo ${n} > f${n}.txt` })),
+    );
+    const parents = new Set(runs.map((run) => run.stdout.text.trim()));
+    expect(runs.map((run) => run.exitCode)).toEqual([0, 0, 0, 0]);
+    expect([...parents]).toEqual([String(confinedSpawners(daemon.pid)[0])]);
+  });
+
   it("keeps its channel out of every command's descriptors", async () => {
     const { daemon, client } = await sandboxedSession({ mode: 'workspace-write' }, LANDLOCK);
     await client.run({ sessionId: 's1', command: 'true' });
