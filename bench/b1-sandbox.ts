@@ -1,7 +1,8 @@
 /**
  * B1SANDBOX: the run overhead of each sandbox runner. `shell/run` of `true` unconfined, under bubblewrap
  * and under Landlock (`workspace-write`), interleaved on daemons started with each
- * `sandboxBackend`. Figures, no targets: what confinement costs per command.
+ * `sandboxBackend`: what confinement costs per command. Targets (SPEC §16): Landlock's overhead
+ * ≤ 15 ms and ≤ 1.5× bubblewrap's.
  */
 import type { ExecdClient } from '../client/connection.js';
 import { SessionOpen } from '../protocol/methods.js';
@@ -58,8 +59,17 @@ export async function benchSandbox(daemon: BenchDaemon): Promise<Figure[]> {
       {
         label: 'B1 sandbox landlock run overhead p50',
         value: median(l) - median(u),
+        target: 15,
+        comparison: 'at-most',
         unit: ' ms',
         note: `landlock ${ms(l, 50)} (p99 ${ms(l, 99)}), ${RUNS} runs each, interleaved`,
+      },
+      {
+        label: 'B1 sandbox landlock overhead vs bwrap overhead',
+        // Both near zero would make any ratio noise: at most 1 ms counts as 1 ms.
+        value: Math.max(median(l) - median(u), 1) / Math.max(median(b) - median(u), 1),
+        target: 1.5,
+        comparison: 'at-most',
       },
     ];
   } finally {

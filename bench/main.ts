@@ -5,6 +5,7 @@
 import { benchLatency } from './b1-latency.js';
 import { benchLatencyTls } from './b1-tls.js';
 import { benchFiles } from './b11-files.js';
+import { benchConfinedTls } from './b12-confined-tls.js';
 import { benchSpill, SPILL_CONFIG } from './b2-spill.js';
 import { benchConcurrency } from './b3-concurrency.js';
 import { benchJobs } from './b4-jobs.js';
@@ -14,7 +15,7 @@ import { benchStdinRead } from './b7-stdin-read.js';
 import { benchTerminalRss } from './b8-terminal-rss.js';
 import { benchColdStart } from './b9-cold-start.js';
 import { benchFootprint } from './b10-footprint.js';
-import { benchReadiness } from './b12-readiness.js';
+import { benchReadiness } from './probe-readiness.js';
 import { benchSandbox } from './b1-sandbox.js';
 import { runCleanups } from './cleanup.js';
 import { startBenchDaemon, type BenchDaemon } from './daemon.js';
@@ -36,7 +37,8 @@ const BENCHES: ReadonlyArray<[string, (daemon: BenchDaemon) => Promise<Figure[]>
   ['B9', benchColdStart],
   ['B10', benchFootprint],
   ['B11', benchFiles],
-  ['B12', () => benchReadiness()],
+  ['B12', benchConfinedTls],
+  ['PROBE', () => benchReadiness()],
 ];
 
 /** `npm run bench -- B6 B7 B8` measures only those figures (for profiling one of them). */

@@ -6,6 +6,7 @@ import type { ActiveRuns } from './active-runs.js';
 import type { ConfigStore } from './state/config-store.js';
 import type { EnvMap } from './env.js';
 import type { Spawner } from './executor/spawner.js';
+import type { ConfinedSpawners } from './sandbox/confined-spawner.js';
 import type { JobTable } from './jobs/job-table.js';
 import type { Logger } from './logger.js';
 import type { DaemonObserver } from './observability/observer.js';
@@ -41,6 +42,8 @@ export interface DaemonContext {
   readonly processes: ProcessRegistry;
   /** The spawner threads every run's and job's process is started on. */
   readonly spawner: Spawner;
+  /** The warm confined spawners of the Landlock runner, one per (session, policy) (SPEC §16). */
+  readonly confinedSpawners: ConfinedSpawners;
   readonly runs: ActiveRuns;
   /** Request keys and their answers, per session (SPEC §14). */
   readonly requestKeys: RequestKeyStore;

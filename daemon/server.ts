@@ -17,6 +17,7 @@ import type { DaemonContext, ShutdownOptions } from './context.js';
 import { baseEnvironment } from './env.js';
 import { terminateGroup } from './executor/kill.js';
 import { Spawner } from './executor/spawner.js';
+import { ConfinedSpawners } from './sandbox/confined-spawner.js';
 import { HANDLERS } from './handlers/index.js';
 import { announceSettlement } from './jobs/announce.js';
 import { followAdopted } from './jobs/adopt.js';
@@ -177,12 +178,13 @@ async function startOwnedDaemon(
   const sessions = new SessionTable();
   const token = ensureToken(paths.token);
   const spawner = new Spawner();
+  const confinedSpawners = new ConfinedSpawners(spawner);
   const processes = new ProcessRegistry(
     ProcessScopes.detect({
       stateDir: options.stateDir,
       secret: token,
       ...(isScopeMode(process.env.EXECD_PROCESS_SCOPE) && { mode: process.env.EXECD_PROCESS_SCOPE }),
-      protectedPids: () => spawner.pids(),
+      protectedPids: () => [...spawner.pids(), ...confinedSpawners.pids()],
     }),
   );
   options.log.info(
@@ -232,6 +234,7 @@ async function startOwnedDaemon(
     sessions,
     processes,
     spawner,
+    confinedSpawners,
     runs: new ActiveRuns(),
     requestKeys: new RequestKeyStore(() => config.get()),
     regex: new RegexChecker(),
@@ -300,6 +303,7 @@ async function startOwnedDaemon(
           async () => {
             const kept = await keepOrKillJobs(jobs, processes, graceMs);
             context.spawner.keep(kept.map((job) => job.pid));
+            context.confinedSpawners.keep(kept.map((job) => job.pid));
             context.log.info({ kept: kept.map((job) => job.id) }, 'running jobs left for the next daemon');
           },
           killBound,
@@ -340,6 +344,7 @@ async function startOwnedDaemon(
       await step('release the locks', () => ownership.release());
       await step('stop the sweep', () => spill.stop());
       await step('close the spawner', () => context.spawner.close());
+      await step('close the confined spawners', () => context.confinedSpawners.close());
       await step('end the pattern thread', () => context.regex.close());
       await step('log', () => context.log.info('shut down'));
       markClosed();

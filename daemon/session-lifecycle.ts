@@ -66,6 +66,7 @@ export async function closeSession(daemon: DaemonContext, sessionId: string): Pr
   // Whatever of the session left its process groups (setsid, a double fork) and is still alive.
   const escaped = await daemon.processes.scopes.kill(sessionId, undefined, graceMs);
   daemon.processes.scopes.forgetSession(sessionId);
+  daemon.confinedSpawners.retire(sessionId);
   const dir = sessionSpillDir(daemon, sessionId);
   const removedFiles = await countFiles(dir);
   await removeSessionDir(dir);

@@ -26,6 +26,7 @@ const ENTRIES = [
   'daemon/terminals/screen-worker.js',
   'daemon/waits/regex-worker.js',
   'daemon/sandbox/landlock-launcher.js',
+  'daemon/sandbox/confined-worker.js',
 ];
 
 /**

@@ -109,7 +109,9 @@ export async function runForeground(spec: ExecSpec, ctx: RunContext): Promise<Sh
   // stderr, scanned for sandbox denials): no byte passes through the daemon, capture runs at the
   // speed of a shell redirect, and a run without pipes costs no pipe handling at all.
   const streamed = ctx.onOutput !== undefined || ctx.onBytes !== undefined;
-  const stdout = streamed ? collector('stdout', spec.stdoutMaxBytes) : fileCapture('stdout', spec.stdoutMaxBytes);
+  // A confined spawner cannot open capture files (they are in the hidden state dir): pipes.
+  const piped = streamed || confinement?.spawner !== undefined;
+  const stdout = piped ? collector('stdout', spec.stdoutMaxBytes) : fileCapture('stdout', spec.stdoutMaxBytes);
   const stderr =
     streamed || confinement ? collector('stderr', config.maxOutputBytes) : fileCapture('stderr', config.maxOutputBytes);
   const files = {
@@ -121,10 +123,13 @@ export async function runForeground(spec: ExecSpec, ctx: RunContext): Promise<Sh
   const { scopes } = ctx.processes;
   const unit = ctx.unit;
   const cgroup = unit === undefined ? undefined : scopes.target(ctx.sessionId, unit);
-  const child = spawnShell(ctx.spawner, launched, ctx.stdin, confinement?.argv, files, ctx.stdinPath, 0, cgroup);
+  const spawner = confinement?.spawner ?? ctx.spawner;
+  const child = spawnShell(spawner, launched, ctx.stdin, confinement?.argv, files, ctx.stdinPath, 0, cgroup);
   const failure = await spawned(child, confinement ? confinement.argv[0]! : spec.argv[0]!);
   ctx.onSpawned?.();
   if (failure) {
+    // A confined spawner killed before it answered may have started the command: its unit goes.
+    if (unit !== undefined && confinement?.spawner) await scopes.kill(ctx.sessionId, unit, 0);
     if (unit !== undefined) scopes.release(ctx.sessionId, unit);
     for (const capture of [stdout, stderr]) if (capture instanceof FileCapture) capture.abandon();
     return confinement ? sandboxUnavailable(confinement.mode, failure.message) : failure;

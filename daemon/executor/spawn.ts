@@ -12,7 +12,7 @@ import { ExecdError } from '../../protocol/errors.js';
 import { PLATFORM } from '../../protocol/platform.js';
 import type { ExecSpec } from '../../protocol/types.js';
 import type { CgroupTarget, SpawnOrder } from './spawn-messages.js';
-import { failedChild, type ShellChild, type Spawner } from './spawner.js';
+import { failedChild, type ChildSpawner, type ShellChild } from './spawner.js';
 
 /** A spawned shell process; stderr is always a pipe, stdout a pipe unless it goes to a file. */
 export type ShellProcess = ShellChild;
@@ -39,7 +39,7 @@ export function checkWorkdir(workdir: string): ExecdError | undefined {
  * the child is born in (process-scopes.ts).
  */
 export function spawnShell(
-  spawner: Spawner,
+  spawner: ChildSpawner,
   spec: ExecSpec,
   stdin: string | undefined,
   argv: string[] = spec.argv,
@@ -58,7 +58,7 @@ export function spawnShell(
 }
 
 function spawnOrder(
-  spawner: Spawner,
+  spawner: ChildSpawner,
   file: string,
   args: string[],
   spec: ExecSpec,

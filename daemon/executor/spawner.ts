@@ -50,6 +50,12 @@ export interface ShellChild extends EventEmitter {
   readonly lost?: string | undefined;
 }
 
+/** Whatever starts a run's or job's child: the daemon's spawner, or a session's confined spawner. */
+export interface ChildSpawner {
+  /** Starts a child; watch its 'spawn', 'error' and 'exit' events (see `Spawner.spawn`). */
+  spawn(order: SpawnOrder, keepFree?: number): ShellChild;
+}
+
 /** A child process spawned by a spawner process, as the daemon sees it. */
 export class SpawnedChild extends EventEmitter {
   /** Set once spawned ('spawn' is emitted then); stays undefined when the spawn failed ('error'). */
@@ -119,7 +125,7 @@ interface RemoteChild {
 }
 
 /** Where the daemon's children are spawned: in the daemon itself or by its spawner processes. */
-export class Spawner {
+export class Spawner implements ChildSpawner {
   private readonly pool: SpawnerProcess[] = [];
   private readonly children = new Map<number, RemoteChild>();
   private nextId = 1;
@@ -163,6 +169,17 @@ export class Spawner {
     // child boots it, so that the next spawn while this one lives does not wait for it.
     if (inline && !this.closed) this.start();
     this.counts[inline ? 'inline' : 'spawner'] += 1;
+    this.count(child);
+    return child;
+  }
+
+  /**
+   * Counts a child among the daemon's live ones until it exits (or fails to spawn): one of this
+   * spawner's, or one a confined spawner started, whose output the daemon reads all the same —
+   * while it lives, the next spawn goes to a spawner process rather than forking the daemon.
+   */
+  count(child: ShellChild): void {
+    this.idleRelease.cancel();
     this.live += 1;
     let counted = true;
     const uncount = () => {
@@ -173,7 +190,6 @@ export class Spawner {
     child.once('error', () => {
       if (child.pid === undefined) uncount();
     });
-    return child;
   }
 
   /** The pids of the spawner processes running now. */
@@ -395,7 +411,7 @@ export class Spawner {
 }
 
 /** The streams of an order that come as pipes: those without a capture file. */
-function pipeNames(order: SpawnOrder): PipeName[] {
+export function pipeNames(order: SpawnOrder): PipeName[] {
   return (['stdout', 'stderr'] as const).filter((name) => order.files[name] === undefined);
 }
 

@@ -91,7 +91,7 @@ export const jobHandlers = [
     }
     const unit = `job-${daemon.nextRunName()}`;
     spec.env = { ...spec.env, ...daemon.processes.scopes.env(params.sessionId, unit) };
-    const plan = planJobLaunch(spec, confineSpec(daemon, spec, params.sessionId));
+    const plan = planJobLaunch(spec, confineSpec(daemon, spec, params.sessionId, true));
     const job = await startJob(spec, plan, params.sessionId, {
       table: daemon.jobs,
       processes: daemon.processes,

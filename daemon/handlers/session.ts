@@ -47,6 +47,8 @@ export const sessionHandlers = [
     const next = updateFacts(session, params, session.id);
     if (next instanceof ExecdError) return next;
     daemon.sessions.update(session, next);
+    // A narrowed sandbox is a new policy: the helpers of the old one take no new command.
+    if (params.sandbox !== undefined) daemon.confinedSpawners.retire(session.id);
     daemon.log.info(
       { sessionId: session.id, fields: Object.keys(params).filter((key) => key !== 'sessionId') },
       'session updated',

@@ -78,11 +78,14 @@ export async function awaitRunner(
 /**
  * The sandbox runner's wrapping of a spec (SPEC §6): undefined when unconfined, an error when it
  * cannot be enforced — also while the runner's probe is out (`awaitRunner` first): fail closed.
+ * `warm`: under Landlock, the session's confined spawner starts the command (runs and jobs, SPEC
+ * §16); otherwise the launcher wraps it.
  */
 export function confineSpec(
   daemon: DaemonContext,
   spec: ExecSpec,
   sessionId: string,
+  warm = false,
 ): Confinement | ExecdError | undefined {
   const hidden = hiddenPaths({
     stateDir: daemon.stateDir,
@@ -92,11 +95,16 @@ export function confineSpec(
   });
   if (!daemon.sandbox.isSettled && isConfined(spec.sandboxPolicy.mode))
     return sandboxUnavailable(spec.sandboxPolicy.mode, 'the sandbox runner has not answered its probe yet');
-  return confine(daemon.sandbox.current, spec, {
-    hiddenDirs: hidden.dirs,
-    hiddenFiles: hidden.files,
-    spillDir: sessionSpillDir(daemon, sessionId),
-  });
+  return confine(
+    daemon.sandbox.current,
+    spec,
+    {
+      hiddenDirs: hidden.dirs,
+      hiddenFiles: hidden.files,
+      spillDir: sessionSpillDir(daemon, sessionId),
+    },
+    warm ? (plan) => daemon.confinedSpawners.for(sessionId, plan) : undefined,
+  );
 }
 
 /** What a run reports to the command's watch besides its answer. */
@@ -182,7 +190,7 @@ async function runResolved(
   if (limited) return limited;
   const runName = daemon.nextRunName();
   spec.env = { ...spec.env, ...daemon.processes.scopes.env(params.sessionId, runName) };
-  const confinement = confineSpec(daemon, spec, params.sessionId);
+  const confinement = confineSpec(daemon, spec, params.sessionId, true);
   if (confinement instanceof ExecdError) return confinement;
 
   if (params.yieldMs !== undefined) return yieldingRun(params, params.yieldMs, ctx, spec, confinement, tally);

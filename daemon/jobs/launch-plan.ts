@@ -7,6 +7,7 @@
 import { ExecdError } from '../../protocol/errors.js';
 import type { ExecSpec, SandboxReport } from '../../protocol/types.js';
 import type { TerminateOptions } from '../executor/kill.js';
+import type { ChildSpawner } from '../executor/spawner.js';
 import { DenialScanner } from '../sandbox/denial.js';
 import { confinedExit, type ExitFacts } from '../sandbox/exit-status.js';
 import { runnerFailure, type RunOutcome } from '../sandbox/runner-failure.js';
@@ -18,6 +19,8 @@ export interface JobLaunchPlan {
   argv: string[];
   /** The environment to spawn with in place of the spec's (the Landlock launcher's). */
   env?: Record<string, string>;
+  /** Who spawns it in place of the daemon's spawner (a session's confined spawner); its streams are pipes. */
+  spawner?: ChildSpawner;
   /** What the job's snapshot reports about the sandbox; `denied` turns true when a denial shows. */
   sandbox: SandboxReport;
   /** Set when no runner can enforce the mode: nothing is spawned, the job settles `failed` at once. */
@@ -49,6 +52,7 @@ export function planJobLaunch(spec: ExecSpec, confinement: Confinement | ExecdEr
   return {
     argv: confinement.argv,
     ...(confinement.env && { env: confinement.env }),
+    ...(confinement.spawner && { spawner: confinement.spawner }),
     sandbox,
     onStderr: (chunk) => {
       denials.write(chunk);

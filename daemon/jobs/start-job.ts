@@ -58,14 +58,22 @@ interface Capture {
  * itself (no descriptor or inode left, a nearly full disk), stdout goes through a pipe like stderr,
  * and a log file that cannot be written keeps only the tail in memory (its `saveError` says why).
  */
-function openCapture(logPaths: Record<'stdout' | 'stderr', string>, config: Config, pipeStderr: boolean): Capture {
+function openCapture(
+  logPaths: Record<'stdout' | 'stderr', string>,
+  config: Config,
+  pipeStderr: boolean,
+  pipeStdout: boolean,
+): Capture {
   const limits = { maxBytes: config.maxOutputBytes, maxSpillBytes: config.maxSpillBytes };
   const collector = (path: string) => new OutputCollector({ ...limits, spillPath: path, alwaysToFile: true });
   const file = (path: string) => {
     const capture = openFileCapture({ ...limits, path, keepFile: true });
     return capture instanceof FileCapture ? capture : collector(path);
   };
-  return { stdout: file(logPaths.stdout), stderr: pipeStderr ? collector(logPaths.stderr) : file(logPaths.stderr) };
+  return {
+    stdout: pipeStdout ? collector(logPaths.stdout) : file(logPaths.stdout),
+    stderr: pipeStderr ? collector(logPaths.stderr) : file(logPaths.stderr),
+  };
 }
 
 /** The descriptors of a capture the child writes itself, by stream. */
@@ -99,7 +107,13 @@ export async function startJob(
   const id = table.allocateId();
   const logPaths = { stdout: join(ctx.logDir, `${id}.stdout`), stderr: join(ctx.logDir, `${id}.stderr`) };
   // A sandbox runner's stderr is scanned for denials and its failure: that needs the pipe.
-  const capture = openCapture(logPaths, config, plan.onStderr !== undefined || plan.runnerFailure !== undefined);
+  // A confined spawner cannot open log files (they are in the hidden state dir): both are pipes.
+  const capture = openCapture(
+    logPaths,
+    config,
+    plan.onStderr !== undefined || plan.runnerFailure !== undefined,
+    plan.spawner !== undefined,
+  );
   const job = new Job(
     { id, label: spec.command, ownerSession: sessionId, startedAt: new Date(), logPaths },
     {
@@ -131,7 +145,7 @@ export async function startJob(
     }
     const files = captureFiles(capture);
     child = spawnShell(
-      ctx.spawner,
+      plan.spawner ?? ctx.spawner,
       plan.env ? { ...spec, env: plan.env } : spec,
       stdin ? undefined : ctx.stdin,
       plan.argv,
@@ -144,6 +158,8 @@ export async function startJob(
     stdin?.spawned();
     if (failure) {
       stdin?.close();
+      // A confined spawner killed before it answered may have started the command: its unit goes.
+      if (plan.spawner && ctx.unit !== undefined) await ctx.processes.scopes.kill(sessionId, ctx.unit, 0);
       return failEarly({ kind: plan.runnerFailure ? 'runner-failed' : 'spawn-failed', reason: failure.message });
     }
     if (stdin) {

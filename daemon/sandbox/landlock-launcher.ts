@@ -41,9 +41,10 @@ const F_SETFD = 2;
 const O_PATH = 0o10000000;
 
 /** The launcher's own failure: reported, never thrown past `main`. */
-class LaunchError extends Error {}
+export class LaunchError extends Error {}
 
-interface Libc {
+/** The libc calls of the restriction and the exec, through koffi. */
+export interface Libc {
   syscall: (...args: unknown[]) => number | bigint;
   prctl: (...args: unknown[]) => number;
   execvpe: (file: string, argv: (string | null)[], envp: (string | null)[]) => number;
@@ -55,7 +56,8 @@ interface Libc {
   copy: (bytes: Buffer) => { address: bigint; free: () => void };
 }
 
-function loadLibc(): Libc {
+/** Loads libc's calls (koffi's native module first). */
+export function loadLibc(): Libc {
   const koffi = loadKoffi();
   const lib = koffi.load('libc.so.6');
   return {
@@ -166,8 +168,12 @@ function refuseUnixSockets(libc: Libc): void {
   }
 }
 
-/** Applies the plan to this process: from here on, only what it grants is reachable. */
-function restrict(libc: Libc, plan: LandlockPlan): number {
+/**
+ * Applies the plan to this process: from here on, only what it grants is reachable. The one
+ * restriction step of every confined process: the launcher before its exec, the confined spawner
+ * (confined-spawn-worker.ts) before its first spawn. Returns the ABI; throws `LaunchError`.
+ */
+export function restrict(libc: Libc, plan: LandlockPlan): number {
   const abi = abiVersion(libc);
   if (plan.network === 'off' && abi < NET_ABI)
     throw new LaunchError(`network 'off' needs Landlock ABI ${NET_ABI} (TCP rules), this kernel has ABI ${abi}`);
@@ -253,4 +259,5 @@ function main(args: string[]): void {
   }
 }
 
-main(process.argv.slice(2));
+// Run as a script only: the confined spawner imports `restrict` from here.
+if (/[\\/]landlock-launcher\.js$/.test(process.argv[1] ?? '')) main(process.argv.slice(2));

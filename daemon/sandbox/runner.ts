@@ -13,10 +13,12 @@ import type { SandboxBackend, SandboxBackendInfo, SandboxGuarantee, SandboxMode 
 import type { ExecSpec, SandboxReport } from '../../protocol/types.js';
 import { ensurePrivateDir } from '../../spill/spill-file.js';
 import type { TerminateOptions } from '../executor/kill.js';
+import type { ChildSpawner } from '../executor/spawner.js';
 import { bwrapArgv } from './bwrap-args.js';
 import { BWRAP_SIGNATURES, LANDLOCK_SIGNATURES } from './denial.js';
 import { landlockAbiHere } from './landlock-abi.js';
 import { landlockGuarantees, landlockLaunch, landlockPlan, probeLandlock } from './landlock-runner.js';
+import type { LandlockPlan } from './landlock-rules.js';
 import { enforceableModes, isConfined, type ConfinedMode } from './modes.js';
 import { runProbe } from './probe-process.js';
 
@@ -52,6 +54,11 @@ export interface Confinement {
   argv: string[];
   /** The environment to spawn `argv` with in place of the spec's (the Landlock launcher's). */
   env?: Record<string, string>;
+  /**
+   * Who spawns `argv` in place of the daemon's spawner: the session's warm confined spawner
+   * (Landlock), whose children are born confined; `argv` is then the command's own.
+   */
+  spawner?: ChildSpawner;
   /** What a blocked access leaves on stderr under this runner. */
   denialSignatures: readonly string[];
   /** bwrap leads the group: spare it the SIGTERM so it reports the command's own status. */
@@ -189,11 +196,14 @@ export function sandboxUnavailable(mode: SandboxMode, reason: string): ExecdErro
 /**
  * The confinement of a spec: undefined for `danger-full-access` (runs unconfined), the wrapped
  * argv for a confined mode, or SANDBOX_UNAVAILABLE when the runner does not work (fail closed).
+ * `warm`: the confined spawner of a Landlock plan; without it (terminals), the launcher wraps the
+ * command.
  */
 export function confine(
   runner: SandboxRunner,
   spec: ExecSpec,
   places: DaemonPlaces,
+  warm?: (plan: LandlockPlan) => ChildSpawner,
 ): Confinement | ExecdError | undefined {
   const { mode, workspaceRoot } = spec.sandboxPolicy;
   const network = spec.sandboxPolicy.network ?? 'on';
@@ -229,6 +239,15 @@ export function confine(
       readableDirs: [places.spillDir],
       network,
     });
+    if (warm)
+      return {
+        mode,
+        enforcement: 'landlock',
+        argv: spec.argv,
+        spawner: warm(plan),
+        denialSignatures: LANDLOCK_SIGNATURES,
+        terminate: {},
+      };
     const launch = landlockLaunch(plan, spec.argv, spec.env);
     // The launcher execs the command in place: the shell leads the group like an unconfined one.
     return { mode, enforcement: 'landlock', ...launch, denialSignatures: LANDLOCK_SIGNATURES, terminate: {} };

@@ -1,8 +1,8 @@
 /**
- * B12: what a readiness probe costs (SPEC §18). A kubelet's `httpGet` on `/readyz` (a fresh TCP
+ * PROBE: what a readiness probe costs (SPEC §18). A kubelet's `httpGet` on `/readyz` (a fresh TCP
  * connection per probe, as the kubelet makes) against the `exec` probe it replaces, `execd status`
  * (a Node process start per probe). Measured on a daemon of its own started with `--metrics`;
- * runnable alone: `npm run bench -- B12`.
+ * runnable alone: `npm run bench -- PROBE`.
  */
 import { get } from 'node:http';
 import { runProcess } from './b5-cli.js';
@@ -19,19 +19,19 @@ function probe(url: string): Promise<void> {
     const request = get(url, { agent: false }, (response) => {
       response.resume();
       response.once('end', () =>
-        response.statusCode === 200 ? resolve() : reject(new Error(`B12: ${url} answered ${response.statusCode}`)),
+        response.statusCode === 200 ? resolve() : reject(new Error(`PROBE: ${url} answered ${response.statusCode}`)),
       );
     });
     request.once('error', reject);
   });
 }
 
-/** Measures B12 on its own daemon (the shared one has no observability listener). */
+/** Measures PROBE on its own daemon (the shared one has no observability listener). */
 export async function benchReadiness(): Promise<Figure[]> {
   const daemon = await startBenchDaemon({}, ['--metrics', 'http://127.0.0.1:0']);
   try {
     const url = /"metrics":"(http:\/\/[^"]+)"/.exec(daemon.log())?.[1];
-    if (!url) throw new Error('B12: the daemon did not log its --metrics address');
+    if (!url) throw new Error('PROBE: the daemon did not log its --metrics address');
     const env = daemon.cliEnv();
     const sides = [
       { name: 'readyz', once: () => probe(`${url}/readyz`) },
@@ -46,13 +46,13 @@ export async function benchReadiness(): Promise<Figure[]> {
     const daemonCpu = (readCpuMs(daemon.pid) - cpuBefore) / 200;
     return [
       {
-        label: 'B12 /readyz p50',
+        label: 'PROBE /readyz p50',
         value: readyz,
         unit: ' ms',
         note: `execd status p50 ${status.toFixed(1)} ms; medians of ${ROUNDS}, interleaved`,
       },
       {
-        label: 'B12 execd status / readyz p50 ratio',
+        label: 'PROBE execd status / readyz p50 ratio',
         value: status / readyz,
         target: 10,
         comparison: 'at-least',
