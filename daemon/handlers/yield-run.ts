@@ -30,6 +30,8 @@ export interface YieldingRun {
   yieldMs: number;
   /** The caller's cancellation (its request, its connection, the session or the daemon ending). */
   signal: AbortSignal;
+  /** The run's unit in its session's process scope (and its limits' cgroups), kept when it yields. */
+  unit?: string;
 }
 
 /** What ended the wait of a held job's run. */
@@ -45,13 +47,19 @@ export async function runYielding(
 ): Promise<ShellRunResult | YieldedRunResult | ExecdError> {
   const { spec, sessionId } = run;
   const config = daemon.sessions.get(sessionId)?.config ?? daemon.config.get();
+  const refuse = (error: ExecdError) => {
+    if (run.unit !== undefined) daemon.processes.scopes.release(sessionId, run.unit);
+    return error;
+  };
   if (!config.enableRunInBackground) {
-    return new ExecdError('BACKGROUND_DISABLED', `yieldMs: ${BACKGROUND_DISABLED_MESSAGE}`);
+    return refuse(new ExecdError('BACKGROUND_DISABLED', `yieldMs: ${BACKGROUND_DISABLED_MESSAGE}`));
   }
   if (daemon.jobs.live(sessionId).length >= config.maxJobsPerSession) {
-    return new ExecdError(
-      'LIMIT_EXCEEDED',
-      `yieldMs: maxJobsPerSession limit reached (${config.maxJobsPerSession}); a run that may yield needs a free job`,
+    return refuse(
+      new ExecdError(
+        'LIMIT_EXCEEDED',
+        `yieldMs: maxJobsPerSession limit reached (${config.maxJobsPerSession}); a run that may yield needs a free job`,
+      ),
     );
   }
   const started = performance.now();
@@ -64,6 +72,7 @@ export async function runYielding(
     log: daemon.log,
     stdin: run.stdin,
     held: true,
+    ...(run.unit !== undefined && { unit: run.unit }),
   });
   const end = await firstEnd(job, run.yieldMs, spec.timeoutMs, run.signal);
   if (end === 'yield' && job.isLive) {
@@ -175,5 +184,6 @@ function settledResult(
     stdout,
     stderr,
     ...(job.sandbox && { sandbox: job.sandbox }),
+    ...job.limitReport,
   };
 }
