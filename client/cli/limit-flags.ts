@@ -1,5 +1,5 @@
 /** `--memory`, `--cpus` and `--pids` of `execd run` and `execd start`: the request's own resource limits (SPEC §17). */
-import { parseSize, type UnitLimits } from '../../protocol/limits.js';
+import { parseSize, type SessionLimits, type UnitLimits } from '../../protocol/limits.js';
 import { usageError } from './errors.js';
 
 /** The options the limit flags add to a command's parser. */
@@ -38,6 +38,22 @@ export function limitsOf(
     if (!Number.isInteger(pids) || pids < 1)
       throw usageError(command, `--pids must be a positive whole number, got ${JSON.stringify(values.pids)}`);
     limits.pids = pids;
+  }
+  return Object.keys(limits).length === 0 ? undefined : limits;
+}
+
+/** With `--session-memory SIZE` too (`execd mcp`): a session's limits; undefined without any. */
+export function sessionLimitsOf(
+  values: { memory?: string; cpus?: string; pids?: string; 'session-memory'?: string },
+  command: string,
+): SessionLimits | undefined {
+  const limits: SessionLimits = { ...limitsOf(values, command) };
+  const total = values['session-memory'];
+  if (total !== undefined) {
+    const bytes = parseSize(total);
+    if (bytes === undefined)
+      throw usageError(command, `--session-memory must be a size such as 2G, got ${JSON.stringify(total)}`);
+    limits.sessionMemoryBytes = bytes;
   }
   return Object.keys(limits).length === 0 ? undefined : limits;
 }
