@@ -28,7 +28,13 @@ import { HAS_PROC, readProcStat } from '../shared/proc.js';
 import type { EnvMap } from './env.js';
 import type { CgroupTarget } from './executor/spawn-messages.js';
 import { CgroupV1Limits, CgroupV2Limits } from './limits/cgroup-limits.js';
-import { NoLimits, type CgroupEntry, type CgroupLayout, type LimitBackend } from './limits/limit-backend.js';
+import {
+  NoLimits,
+  type CgroupEntry,
+  type CgroupLayout,
+  type LimitBackend,
+  type LimitCounts,
+} from './limits/limit-backend.js';
 
 /** How `ProcessScopes.kill` treats a scope. */
 export interface KillOptions {
@@ -287,6 +293,28 @@ export class ProcessScopes {
   limitReport(sessionId: string, unit: string): LimitReport {
     const limited = this.limitedUnits.get(unitKey(sessionId, unit));
     return limited ? this.limits.report(sessionId, unit, limited.limits) : {};
+  }
+
+  /**
+   * What its limits did to a unit that lives on (a terminal) since `seen`: the report of the
+   * kills and refusals that are new, and the counters to pass next time.
+   */
+  limitNews(
+    sessionId: string,
+    unit: string,
+    seen: LimitCounts | undefined,
+  ): { report: LimitReport; counts: LimitCounts } | undefined {
+    const limited = this.limitedUnits.get(unitKey(sessionId, unit));
+    if (!limited) return undefined;
+    const counts = this.limits.counts(sessionId, unit);
+    const report: LimitReport = {};
+    if (counts.oomKills > (seen?.oomKills ?? 0)) {
+      const { oomKilled, oomLimitBytes } = this.limits.report(sessionId, unit, limited.limits);
+      if (oomKilled) Object.assign(report, { oomKilled }, oomLimitBytes !== undefined && { oomLimitBytes });
+    }
+    if (counts.forkRefusals > (seen?.forkRefusals ?? 0) && limited.limits.pids !== undefined)
+      report.pidsLimitReached = limited.limits.pids;
+    return { report, counts };
   }
 
   /** A session's use of memory and CPU from its cgroup, where it has one that accounts. */

@@ -27,6 +27,8 @@ import { runInTerminal } from '../terminals/run.js';
 import { checkInputSize, sendToTerminal } from '../terminals/send.js';
 import { signalForeground } from '../terminals/signal.js';
 import type { Terminal, TerminalViewer } from '../terminals/terminal.js';
+import type { LimitCounts } from '../limits/limit-backend.js';
+import type { ProcessScopes } from '../process-scopes.js';
 
 /** TERMINALS_UNAVAILABLE when the start-up probe found that no PTY can be opened. */
 async function unavailable({ daemon }: HandlerContext): Promise<ExecdError | undefined> {
@@ -74,6 +76,20 @@ function viewerFor(conn: ClientConnection, terminal: Terminal): TerminalViewer {
   return viewer;
 }
 
+/** What each terminal's limits had done by its last answer (see `withLimitNews`). */
+const limitsSeen = new WeakMap<Terminal, LimitCounts>();
+
+/**
+ * An answer of a terminal with what its resource limits did since its last answer: a process the
+ * kernel killed inside it for want of memory (the shell lives on), a fork its `pids` limit refused.
+ */
+function withLimitNews<T extends object>(result: T, terminal: Terminal, scopes: ProcessScopes): T {
+  const news = scopes.limitNews(terminal.setup.ownerSession, terminal.id, limitsSeen.get(terminal));
+  if (!news) return result;
+  limitsSeen.set(terminal, news.counts);
+  return { ...result, ...news.report };
+}
+
 /** Handlers of the terminal methods. */
 export const terminalHandlers = [
   handler(TerminalOpen, async (params, ctx) => {
@@ -89,7 +105,8 @@ export const terminalHandlers = [
   handler(TerminalSend, async (params, ctx) => {
     const terminal = await ownedTerminal(params, ctx);
     if (terminal instanceof ExecdError) return terminal;
-    return sendToTerminal(terminal, params, ctx.daemon.config.get(), ctx.token);
+    const result = await sendToTerminal(terminal, params, ctx.daemon.config.get(), ctx.token);
+    return result instanceof ExecdError ? result : withLimitNews(result, terminal, ctx.daemon.processes.scopes);
   }),
 
   handler(TerminalRun, async (params, ctx) => {
@@ -102,8 +119,9 @@ export const terminalHandlers = [
       close: (reason) => ctx.daemon.terminals.close(terminal, reason),
     });
     // The spill file it names may be paged with output/read from this session (issue 27.4).
-    if (!(result instanceof ExecdError)) recordReportedOutputs(ctx.daemon, params.sessionId, [result.outputSpillPath]);
-    return result;
+    if (result instanceof ExecdError) return result;
+    recordReportedOutputs(ctx.daemon, params.sessionId, [result.outputSpillPath]);
+    return withLimitNews(result, terminal, ctx.daemon.processes.scopes);
   }),
 
   handler(TerminalRead, async (params, ctx) => {

@@ -28,6 +28,7 @@ import {
   type CgroupEntry,
   type CgroupLayout,
   type LimitBackend,
+  type LimitCounts,
 } from './limit-backend.js';
 
 /** The v2 controllers limits use. */
@@ -164,6 +165,14 @@ export class CgroupV2Limits implements LimitBackend {
     return report;
   }
 
+  counts(sessionId: string, unit: string): LimitCounts {
+    const dir = join(this.root, this.layout.unit(sessionId, unit));
+    return {
+      oomKills: keyedCounter(readCgroupFile(dir, 'memory.events'), 'oom_kill'),
+      forkRefusals: keyedCounter(readCgroupFile(dir, 'pids.events'), 'max'),
+    };
+  }
+
   usage(sessionId: string): SessionUsage | undefined {
     const dir = join(this.root, this.layout.session(sessionId));
     const memoryBytes = numberIn(dir, 'memory.current');
@@ -265,7 +274,14 @@ export class CgroupV1Limits implements LimitBackend {
     if (refused) return refused;
     const entries: CgroupEntry[] = [];
     const dirs = new Map<string, string>();
-    for (const home of this.extraHomes) {
+    // Memory and CPU time are accounted for every limited unit (a session's use in daemon/status);
+    // the cpu and pids hierarchies are entered only for their own limit: each costs a cgroup made,
+    // two moves of the spawning process and a removal per command.
+    const needed: V1Controller[] = ['memory', 'cpuacct'];
+    if (limits.cpus !== undefined) needed.push('cpu');
+    if (limits.pids !== undefined) needed.push('pids');
+    const homes = new Set(needed.map((controller) => this.homes[controller]).filter((home) => home !== undefined));
+    for (const home of homes) {
       const dir = join(home, this.layout.unit(sessionId, unit));
       const made = makeCgroup(dir);
       if (made !== undefined) return writeFailed(firstSet(limits), this.capability, made);
@@ -314,6 +330,15 @@ export class CgroupV1Limits implements LimitBackend {
       if (keyedCounter(readCgroupFile(dir, 'pids.events'), 'max') > 0) report.pidsLimitReached = limits.pids;
     }
     return report;
+  }
+
+  counts(sessionId: string, unit: string): LimitCounts {
+    const at = (home: string | undefined, file: string, key: string) =>
+      home === undefined ? 0 : keyedCounter(readCgroupFile(join(home, this.layout.unit(sessionId, unit)), file), key);
+    return {
+      oomKills: at(this.homes.memory, 'memory.oom_control', 'oom_kill'),
+      forkRefusals: at(this.homes.pids, 'pids.events', 'max'),
+    };
   }
 
   usage(sessionId: string): SessionUsage | undefined {

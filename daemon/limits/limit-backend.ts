@@ -42,10 +42,18 @@ export interface LimitBackend {
   prepareUnit(sessionId: string, unit: string, limits: SessionLimits): CgroupEntry[] | ExecdError;
   /** What the limits did to a unit (read at its end, before its cgroup goes). */
   report(sessionId: string, unit: string, limits: SessionLimits): LimitReport;
+  /** How many processes of a unit the OOM killer took, and forks its `pids` limit refused, so far. */
+  counts(sessionId: string, unit: string): LimitCounts;
   /** A session's use of memory and CPU; undefined where its cgroup holds no accounting. */
   usage(sessionId: string): SessionUsage | undefined;
   /** The directories (below each hierarchy's home) to remove once empty, besides the scope's own. */
   readonly extraHomes: readonly string[];
+}
+
+/** Counters of what a unit's limits did, for a unit that lives on (a terminal). */
+export interface LimitCounts {
+  oomKills: number;
+  forkRefusals: number;
 }
 
 /** The strategy where nothing can be written: no limit is enforced, `reason` says why. */
@@ -68,6 +76,10 @@ export class NoLimits implements LimitBackend {
 
   report(): LimitReport {
     return {};
+  }
+
+  counts(): LimitCounts {
+    return { oomKills: 0, forkRefusals: 0 };
   }
 
   usage(): SessionUsage | undefined {

@@ -6,7 +6,15 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { DaemonStatus, JobWait, SessionOpen, SessionUpdate, ShellStart } from '../../protocol/methods.js';
+import {
+  DaemonStatus,
+  JobWait,
+  SessionOpen,
+  SessionUpdate,
+  ShellStart,
+  TerminalOpen,
+  TerminalRun,
+} from '../../protocol/methods.js';
 import { renderResult } from '../../shared/render.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { pidAlive } from '../helpers/procs.js';
@@ -134,6 +142,21 @@ describe('resource limits on a real cgroup', () => {
     expect(pidAlive(daemon.pid)).toBe(true);
     // The daemon still runs the session's next command.
     expect(await client.run({ sessionId: 's1', command: 'echo after' })).toMatchObject({ exitCode: 0 });
+  });
+
+  it('a terminal: a process killed inside it is reported on the next answer; the shell lives on', async () => {
+    const daemon = await startDaemon();
+    const client = await daemon.session('s1');
+    const { terminal } = await client.call(TerminalOpen, { sessionId: 's1', limits: { memoryBytes: 64 * MiB } });
+    const run = (command: string) => client.call(TerminalRun, { sessionId: 's1', terminalId: terminal.id, command });
+    const killed = await run(allocate(200));
+    expect(killed).toMatchObject({ state: 'completed', exitCode: 137, oomKilled: true, oomLimitBytes: 64 * MiB });
+    const next = await run('echo still-here');
+    expect(next).toMatchObject({ state: 'completed', exitCode: 0 });
+    expect(next.output).toContain('still-here');
+    expect(next.oomKilled).toBeUndefined();
+    // A second kill is news again.
+    expect(await run(allocate(200))).toMatchObject({ oomKilled: true });
   });
 
   it('a limit above maxLimits is refused naming it; a request or an update may only lower', async () => {
