@@ -242,8 +242,11 @@ export class ProcessScopes {
       for (const home of cgroupHomes()) {
         const base = join(home.dir, layout.base);
         try {
-          mkdirSync(base, { recursive: true });
-          writeFileSync(join(base, 'cgroup.procs'), String(process.pid));
+          // The move is tried in a leaf below the base: under cgroup v2 a base that an earlier
+          // daemon delegated controllers to (see limits/) may hold no process itself.
+          const probe = join(base, 'probe');
+          mkdirSync(probe, { recursive: true });
+          writeFileSync(join(probe, 'cgroup.procs'), String(process.pid));
           writeFileSync(join(home.dir, 'cgroup.procs'), String(process.pid));
           // Empty cgroups a daemon killed with -9 left behind go; populated ones (processes that
           // outlived it) stay, to be killed with their session or at shutdown.
