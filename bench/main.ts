@@ -16,6 +16,7 @@ import { benchTerminalRss } from './b8-terminal-rss.js';
 import { benchColdStart } from './b9-cold-start.js';
 import { benchFootprint } from './b10-footprint.js';
 import { benchReadiness } from './probe-readiness.js';
+import { benchLimits } from './b1-limits.js';
 import { benchSandbox } from './b1-sandbox.js';
 import { runCleanups } from './cleanup.js';
 import { startBenchDaemon, type BenchDaemon } from './daemon.js';
@@ -34,6 +35,7 @@ const BENCHES: ReadonlyArray<[string, (daemon: BenchDaemon) => Promise<Figure[]>
   ['B7', benchStdinRead],
   ['B8', benchTerminalRss],
   ['B1SANDBOX', benchSandbox],
+  ['B1LIMITS', benchLimits],
   ['B9', benchColdStart],
   ['B10', benchFootprint],
   ['B11', benchFiles],

@@ -21,9 +21,20 @@
 import { createHmac, createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { ExecdError } from '../protocol/errors.js';
+import type { LimitReport, LimitsCapability, SessionLimits } from '../protocol/limits.js';
+import type { SessionUsage } from '../protocol/types.js';
 import { HAS_PROC, readProcStat } from '../shared/proc.js';
 import type { EnvMap } from './env.js';
 import type { CgroupTarget } from './executor/spawn-messages.js';
+import { CgroupV1Limits, CgroupV2Limits } from './limits/cgroup-limits.js';
+import {
+  NoLimits,
+  type CgroupEntry,
+  type CgroupLayout,
+  type LimitBackend,
+  type LimitCounts,
+} from './limits/limit-backend.js';
 
 /** How `ProcessScopes.kill` treats a scope. */
 export interface KillOptions {
@@ -74,9 +85,13 @@ export interface CgroupHome {
  * The directories of this process's cgroups that are mounted, v2 first, then the v1 `pids` and
  * `freezer` hierarchies (those that neither a systemd nor a resource limit depends on).
  */
-function cgroupHomes(): CgroupHome[] {
+function cgroupHomes(kinds?: readonly string[]): CgroupHome[] {
   try {
-    return parseCgroupHomes(readFileSync('/proc/self/cgroup', 'utf8'), readFileSync('/proc/self/mountinfo', 'utf8'));
+    return parseCgroupHomes(
+      readFileSync('/proc/self/cgroup', 'utf8'),
+      readFileSync('/proc/self/mountinfo', 'utf8'),
+      kinds,
+    );
   } catch {
     return [];
   }
@@ -84,11 +99,15 @@ function cgroupHomes(): CgroupHome[] {
 
 /**
  * The mounted cgroup directories of a process from its `/proc/<pid>/cgroup` and
- * `/proc/<pid>/mountinfo` texts (pure): v2 first, then the v1 `pids` and `freezer` hierarchies.
- * A mount that shows only part of a hierarchy (a container without a cgroup namespace) counts
- * when the process's path lies below the mount's root.
+ * `/proc/<pid>/mountinfo` texts (pure): v2 first, then the v1 `pids` and `freezer` hierarchies
+ * (or the `kinds` asked for, in that order). A mount that shows only part of a hierarchy (a
+ * container without a cgroup namespace) counts when the process's path lies below the mount's root.
  */
-export function parseCgroupHomes(own: string, mountinfo: string): CgroupHome[] {
+export function parseCgroupHomes(
+  own: string,
+  mountinfo: string,
+  kinds: readonly string[] = ['cgroup2', 'pids', 'freezer'],
+): CgroupHome[] {
   const paths = new Map<string, string>();
   for (const line of own.split('\n')) {
     const match = /^(\d+):([^:]*):(.*)$/.exec(line);
@@ -97,7 +116,7 @@ export function parseCgroupHomes(own: string, mountinfo: string): CgroupHome[] {
     for (const controller of match[2]!.split(',')) if (controller) paths.set(controller, match[3]!);
   }
   const homes: CgroupHome[] = [];
-  for (const kind of ['cgroup2', 'pids', 'freezer']) {
+  for (const kind of kinds) {
     const path = paths.get(kind);
     if (path === undefined) continue;
     for (const line of mountinfo.split('\n')) {
@@ -127,6 +146,41 @@ function dirName(prefix: string, id: string): string {
   return `${prefix}-${createHash('sha256').update(id).digest('hex').slice(0, 16)}`;
 }
 
+/** The names of a state dir's cgroups, below any hierarchy's home. */
+function layoutOf(stateDir: string): CgroupLayout {
+  const base = dirName('execd', stateDir);
+  return {
+    base,
+    session: (sessionId) => join(base, dirName('s', sessionId)),
+    unit: (sessionId, unit) => join(base, dirName('s', sessionId), dirName('u', unit)),
+  };
+}
+
+/** The v1 hierarchies resource limits use, by controller: the daemon's cgroup in each that is mounted. */
+function v1LimitHomes(): Partial<Record<string, string>> {
+  const homes: Partial<Record<string, string>> = {};
+  for (const home of cgroupHomes(['memory', 'cpu', 'pids', 'cpuacct'])) homes[home.kind] = home.dir;
+  return homes;
+}
+
+/**
+ * The limits strategy beside a cgroup scope (SPEC §17): v2 controllers delegated to the scope's
+ * home, else the v1 hierarchies, else none (with every reason).
+ */
+function chooseLimits(scope: { home: string; kind: string } | undefined, layout: CgroupLayout): LimitBackend {
+  if (!scope) return new NoLimits('no cgroup can be written here (the process scopes use the environment marker)');
+  const reasons: string[] = [];
+  if (scope.kind === 'cgroup2') {
+    const v2 = CgroupV2Limits.detect(scope.home, layout, process.pid);
+    if (v2 instanceof CgroupV2Limits) return v2;
+    reasons.push(v2.reason);
+  }
+  const v1 = CgroupV1Limits.detect(v1LimitHomes(), layout);
+  if (v1 instanceof CgroupV1Limits) return v1;
+  reasons.push(v1.reason);
+  return new NoLimits(reasons.join('; '));
+}
+
 /** What `ProcessScopes.detect` is told. */
 export interface ScopeOptions {
   /** The state directory: names the daemon's cgroup, the same across restarts. */
@@ -135,6 +189,8 @@ export interface ScopeOptions {
   secret: string;
   /** Force a mode (`EXECD_PROCESS_SCOPE`); else `cgroup` where one can be written, then `environ`. */
   mode?: ScopeMode;
+  /** False: no resource limits, whatever could be written (`EXECD_LIMITS=none`). */
+  limits?: boolean;
   /** Pids never to signal: the daemon's and its spawner processes'. */
   protectedPids: () => number[];
 }
@@ -142,36 +198,61 @@ export interface ScopeOptions {
 /** The units of every session, and their processes. */
 export class ProcessScopes {
   private lastCount: { at: number; value: Map<string, number> } | undefined;
+  /** The limited units and the cgroups besides the scope's that their children are born in. */
+  private readonly limitedUnits = new Map<string, { limits: SessionLimits; also: CgroupEntry[] }>();
 
   private constructor(
     /** How processes are found. */
     readonly mode: ScopeMode,
     private readonly secret: string,
     private readonly protectedPids: () => number[],
+    /** Where resource limits are written (SPEC §17). */
+    private readonly limits: LimitBackend,
     /** With `cgroup`: the daemon's own cgroup directory and the one below it that holds the sessions. */
-    private readonly cgroup?: { home: string; base: string; kind: string },
+    private readonly cgroup?: { home: string; base: string; kind: string; leave: string },
+    private readonly layout?: CgroupLayout,
   ) {}
 
   /** Scopes that find nothing: only process groups are killed and counted. */
   static none(): ProcessScopes {
-    return new ProcessScopes('none', '', () => []);
+    return new ProcessScopes('none', '', () => [], new NoLimits('no process scope'));
   }
 
   /** Picks the mode: a cgroup where the daemon can create one and move itself in and out, else /proc. */
   static detect(options: ScopeOptions): ProcessScopes {
-    const make = (mode: ScopeMode, cgroup?: { home: string; base: string; kind: string }) =>
-      new ProcessScopes(mode, options.secret, options.protectedPids, cgroup);
+    const layout = layoutOf(options.stateDir);
+    const make = (mode: ScopeMode, cgroup?: { home: string; base: string; kind: string }) => {
+      const limits =
+        options.limits === false
+          ? new NoLimits('resource limits are switched off (EXECD_LIMITS=none)')
+          : chooseLimits(cgroup, layout);
+      // A v2 delegation may have moved the daemon into a leaf: a spawn returns there.
+      const leave = limits.home ?? (cgroup && join(cgroup.home, 'cgroup.procs'));
+      return new ProcessScopes(
+        mode,
+        options.secret,
+        options.protectedPids,
+        limits,
+        cgroup && { ...cgroup, leave: leave! },
+        layout,
+      );
+    };
     if (!HAS_PROC || options.mode === 'none') return make('none');
     if (options.mode !== 'environ') {
       for (const home of cgroupHomes()) {
-        const base = join(home.dir, dirName('execd', options.stateDir));
+        const base = join(home.dir, layout.base);
         try {
-          mkdirSync(base, { recursive: true });
-          writeFileSync(join(base, 'cgroup.procs'), String(process.pid));
+          // The move is tried in a leaf below the base: under cgroup v2 a base that an earlier
+          // daemon delegated controllers to (see limits/) may hold no process itself.
+          const probe = join(base, 'probe');
+          mkdirSync(probe, { recursive: true });
+          writeFileSync(join(probe, 'cgroup.procs'), String(process.pid));
           writeFileSync(join(home.dir, 'cgroup.procs'), String(process.pid));
           // Empty cgroups a daemon killed with -9 left behind go; populated ones (processes that
           // outlived it) stay, to be killed with their session or at shutdown.
           removeEmpty(base);
+          for (const other of Object.values(v1LimitHomes()))
+            if (other !== undefined) removeEmpty(join(other, layout.base));
           return make('cgroup', { home: home.dir, base, kind: home.kind });
         } catch {
           // Not writable here (unprivileged, a container): the next hierarchy, or /proc.
@@ -184,6 +265,64 @@ export class ProcessScopes {
   /** The hierarchy in use (`cgroup2`, `pids`, `freezer`), for the start-up log. */
   get hierarchy(): string | undefined {
     return this.cgroup?.kind;
+  }
+
+  /** The resource limits enforced here (SPEC §17). */
+  get limitsCapability(): LimitsCapability {
+    return this.limits.capability;
+  }
+
+  /** Writes a session's total memory limit (or makes its cgroup ready for one); an error when it cannot be. */
+  applySessionLimits(sessionId: string, limits: SessionLimits | undefined): ExecdError | undefined {
+    return this.limits.applySession(sessionId, limits);
+  }
+
+  /**
+   * Makes a unit's cgroups with its limits written, before its spawn (`target` then has its child
+   * born in all of them); an error when a limit cannot be written: the command must not run then.
+   */
+  prepareUnit(sessionId: string, unit: string, limits: SessionLimits | undefined): ExecdError | undefined {
+    if (limits === undefined) return undefined;
+    const also = this.limits.prepareUnit(sessionId, unit, limits);
+    if (!Array.isArray(also)) {
+      this.releaseLimitDirs(sessionId, unit);
+      return also;
+    }
+    this.limitedUnits.set(unitKey(sessionId, unit), { limits, also });
+    return undefined;
+  }
+
+  /** What its limits did to a unit: read at its end, before `release`. Empty for a unit without limits. */
+  limitReport(sessionId: string, unit: string): LimitReport {
+    const limited = this.limitedUnits.get(unitKey(sessionId, unit));
+    return limited ? this.limits.report(sessionId, unit, limited.limits) : {};
+  }
+
+  /**
+   * What its limits did to a unit that lives on (a terminal) since `seen`: the report of the
+   * kills and refusals that are new, and the counters to pass next time.
+   */
+  limitNews(
+    sessionId: string,
+    unit: string,
+    seen: LimitCounts | undefined,
+  ): { report: LimitReport; counts: LimitCounts } | undefined {
+    const limited = this.limitedUnits.get(unitKey(sessionId, unit));
+    if (!limited) return undefined;
+    const counts = this.limits.counts(sessionId, unit);
+    const report: LimitReport = {};
+    if (counts.oomKills > (seen?.oomKills ?? 0)) {
+      const { oomKilled, oomLimitBytes } = this.limits.report(sessionId, unit, limited.limits);
+      if (oomKilled) Object.assign(report, { oomKilled }, oomLimitBytes !== undefined && { oomLimitBytes });
+    }
+    if (counts.forkRefusals > (seen?.forkRefusals ?? 0) && limited.limits.pids !== undefined)
+      report.pidsLimitReached = limited.limits.pids;
+    return { report, counts };
+  }
+
+  /** A session's use of memory and CPU from its cgroup, where it has one that accounts. */
+  sessionUsage(sessionId: string): SessionUsage | undefined {
+    return this.limits.usage(sessionId);
   }
 
   private sessionDir(sessionId: string): string {
@@ -215,7 +354,10 @@ export class ProcessScopes {
     } catch {
       return undefined;
     }
-    return { enter: join(dir, 'cgroup.procs'), leave: join(this.cgroup!.home, 'cgroup.procs') };
+    const enter = join(dir, 'cgroup.procs');
+    // The v1 hierarchies of a limited unit (the scope's own, when it is one of them, is entered once).
+    const also = this.limitedUnits.get(unitKey(sessionId, unit))?.also.filter((entry) => entry.enter !== enter);
+    return { enter, leave: this.cgroup!.leave, ...(also && also.length > 0 && { also }) };
   }
 
   /** Live members of a session's scope, or of one unit of it; every session's with no id. */
@@ -376,14 +518,27 @@ export class ProcessScopes {
   /** Removes a unit's cgroup (or a session's, with its units) once nothing is left in it. */
   release(sessionId: string, unit?: string): void {
     if (this.mode !== 'cgroup') return;
+    this.releaseLimitDirs(sessionId, unit);
     // Still populated: something escaped (or is left over), which the next count must see.
     if (!removeEmpty(unit === undefined ? this.sessionDir(sessionId) : this.unitDir(sessionId, unit)))
       this.lastCount = undefined;
   }
 
+  /** Removes a unit's (or a session's) empty cgroups in the limits' other hierarchies. */
+  private releaseLimitDirs(sessionId: string, unit?: string): void {
+    if (unit !== undefined) this.limitedUnits.delete(unitKey(sessionId, unit));
+    else
+      for (const key of this.limitedUnits.keys()) if (key.startsWith(`${sessionId}\0`)) this.limitedUnits.delete(key);
+    const layout = this.layout!;
+    const relative = unit === undefined ? layout.session(sessionId) : layout.unit(sessionId, unit);
+    for (const home of this.limits.extraHomes) removeEmpty(join(home, relative));
+  }
+
   /** Removes every empty cgroup of the daemon's (at shutdown). */
   releaseAll(): void {
-    if (this.mode === 'cgroup') removeEmpty(this.cgroup!.base);
+    if (this.mode !== 'cgroup') return;
+    removeEmpty(this.cgroup!.base);
+    for (const home of this.limits.extraHomes) removeEmpty(join(home, this.layout!.base));
   }
 
   /** Forgets a closed session (its cgroups are removed once empty). */
@@ -444,7 +599,14 @@ function subdirs(dir: string): string[] {
  */
 export function removeLeftCgroups(stateDir: string): void {
   if (!HAS_PROC) return;
-  for (const home of cgroupHomes()) removeEmpty(join(home.dir, dirName('execd', stateDir)));
+  const base = layoutOf(stateDir).base;
+  for (const home of cgroupHomes()) removeEmpty(join(home.dir, base));
+  for (const home of Object.values(v1LimitHomes())) if (home !== undefined) removeEmpty(join(home, base));
+}
+
+/** A unit's key in the table of limited units. */
+function unitKey(sessionId: string, unit: string): string {
+  return `${sessionId}\0${unit}`;
 }
 
 /**

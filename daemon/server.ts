@@ -184,6 +184,7 @@ async function startOwnedDaemon(
       stateDir: options.stateDir,
       secret: token,
       ...(isScopeMode(process.env.EXECD_PROCESS_SCOPE) && { mode: process.env.EXECD_PROCESS_SCOPE }),
+      ...(process.env.EXECD_LIMITS === 'none' && { limits: false }),
       protectedPids: () => [...spawner.pids(), ...confinedSpawners.pids()],
     }),
   );

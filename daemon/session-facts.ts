@@ -5,8 +5,10 @@
  */
 import { ExecdError } from '../protocol/errors.js';
 import type { Config } from '../protocol/config.js';
+import type { SessionLimits } from '../protocol/limits.js';
 import type { EscalationTarget, NetworkPolicy, SandboxMode } from '../protocol/sandbox.js';
 import type { EnvMap } from './env.js';
+import { describeLimits, sameLimits } from './limits/resolve-limits.js';
 import { checkNarrowing, type SessionSandboxFacts } from './sandbox/escalation.js';
 
 /** The facts a session runs with; fixed at open, changed only by `session/update`. */
@@ -15,6 +17,8 @@ export interface SessionFacts {
   env?: EnvMap;
   dshEnv?: EnvMap;
   sandbox: SessionSandboxFacts;
+  /** Resource limits of its commands (SPEC §17), resolved against the configuration at open. */
+  limits?: SessionLimits;
 }
 
 /** The facts as `session/open` names them. */
@@ -28,6 +32,8 @@ export interface OpenFactsInput {
     network?: NetworkPolicy;
     escalationTargets?: EscalationTarget[];
   };
+  /** Already resolved (`openLimits`): defaults applied, ceilings checked. */
+  limits?: SessionLimits;
 }
 
 /** What `session/update` asks to change. */
@@ -41,6 +47,8 @@ export interface FactsUpdate {
     network?: NetworkPolicy;
     escalationTargets?: EscalationTarget[];
   };
+  /** Already resolved (`lowerLimits`): the limits as they will stand. */
+  limits?: SessionLimits;
 }
 
 const TARGET_ORDER: readonly EscalationTarget[] = ['workspace-write', 'danger-full-access'];
@@ -65,6 +73,7 @@ export function openFacts(input: OpenFactsInput, config: Config): SessionFacts {
       escalationTargets: sortedTargets(input.sandbox?.escalationTargets),
       ...(input.sandbox?.network === 'off' && { network: 'off' as const }),
     },
+    ...(input.limits && Object.keys(input.limits).length > 0 && { limits: input.limits }),
   };
 }
 
@@ -90,6 +99,8 @@ export function differingFacts(current: SessionFacts, asked: SessionFacts): stri
   shown('sandbox.network', current.sandbox.network ?? 'on', asked.sandbox.network ?? 'on');
   const list = (targets: EscalationTarget[]) => `[${targets.join(', ')}]`;
   shown('sandbox.escalationTargets', list(current.sandbox.escalationTargets), list(asked.sandbox.escalationTargets));
+  if (!sameLimits(current.limits, asked.limits))
+    shown('limits', describeLimits(current.limits), describeLimits(asked.limits));
   return out;
 }
 
@@ -121,5 +132,6 @@ export function updateFacts(current: SessionFacts, update: FactsUpdate, sessionI
     env: update.env ?? current.env,
     dshEnv: update.dshEnv ?? current.dshEnv,
     sandbox,
+    ...((update.limits ?? current.limits) && { limits: update.limits ?? current.limits }),
   };
 }

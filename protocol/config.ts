@@ -4,6 +4,7 @@
  */
 import type { z } from 'zod';
 import { absolutePath, MAX_CAPTURE_BYTES, positiveInt, positiveNumber as positive } from './fields.js';
+import { sessionLimitsSchema } from './limits.js';
 import { sandboxBackendChoiceSchema, sandboxModeSchema } from './sandbox.js';
 import { lazySchema, type Zod } from './zod.js';
 
@@ -103,6 +104,12 @@ const configFields = (z: Zod) => ({
     .number({ error: 'must be a non-negative integer' })
     .int({ error: 'must be a non-negative integer' })
     .nonnegative({ error: 'must be a non-negative integer' }),
+  /** Resource limits (SPEC §17) of a session that names none of its own, field by field. */
+  defaultLimits: sessionLimitsSchema().optional(),
+  /** The highest limits a session or request may ask for; a higher one is refused, naming it. */
+  maxLimits: sessionLimitsSchema().optional(),
+  /** True: a limit no cgroup here can enforce is dropped instead of refused (`LIMIT_UNAVAILABLE`). */
+  limitsOptional: z.boolean({ error: 'must be a boolean' }),
 });
 
 /** The schema of a complete configuration: every field present (but `cwd`); built on first use. */
@@ -113,10 +120,14 @@ export type Config = z.output<ReturnType<typeof configSchema>>;
 
 /**
  * The schema of a partial update, validated field by field (`config/set`, config file, `--config`).
- * An optional field (`cwd`) may be `null`: the update unsets it.
+ * An optional field (`cwd`, `defaultLimits`, `maxLimits`) may be `null`: the update unsets it.
  */
 export const configPatchSchema = lazySchema(() =>
-  configSchema().partial().extend({ cwd: absolutePath().nullable().optional() }),
+  configSchema().partial().extend({
+    cwd: absolutePath().nullable().optional(),
+    defaultLimits: sessionLimitsSchema().nullable().optional(),
+    maxLimits: sessionLimitsSchema().nullable().optional(),
+  }),
 );
 
 /** A partial configuration update. */
@@ -164,6 +175,7 @@ export const DEFAULT_CONFIG: Config = Object.freeze({
   localConnectionReserve: 32,
   logMaxBytes: 16 * 1024 * 1024,
   logMaxFiles: 3,
+  limitsOptional: false,
 });
 
 /** `base` with `patch` applied: later wins, and a `null` (an optional field such as `cwd`) removes the field. */

@@ -18,6 +18,8 @@ export const ErrorCodes = {
   TERMINALS_UNAVAILABLE: -32011,
   STDIN_CLOSED: -32012,
   OUTPUT_REMOVED: -32013,
+  /** A resource limit (SPEC §17) that no cgroup controller here can enforce; the message names it. */
+  LIMIT_UNAVAILABLE: -32014,
   /** File methods (SPEC §13): nothing at the path. */
   FS_NOT_FOUND: -32020,
   /** Something is already at the path. */

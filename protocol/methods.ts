@@ -22,6 +22,7 @@ import {
   sessionIdSchema,
 } from './fields.js';
 import { NotificationType, ProgressType } from './jsonrpc.js';
+import { sessionLimitsSchema, unitLimitsSchema } from './limits.js';
 import { jobReadResultSchema, shellRunResultSchema } from './result-schemas.js';
 import { sandboxModeSchema, sandboxPolicySchema, sessionSandboxSchema, sessionSandboxUpdateSchema } from './sandbox.js';
 import type {
@@ -75,6 +76,8 @@ export const execRequestSchema = lazySchema((z) =>
     env: envMapSchema().optional(),
     dshEnv: dshEnvMapSchema().optional(),
     sandboxPolicy: sandboxPolicySchema().optional(),
+    /** Lower resource limits for this command than its session's (SPEC §17). */
+    limits: unitLimitsSchema().optional(),
   }),
 );
 
@@ -109,16 +112,21 @@ export const SessionOpen = request<SessionOpenResult>()('session/open', (z) =>
       env: envMapSchema().optional(),
       dshEnv: dshEnvMapSchema().optional(),
       sandbox: sessionSandboxSchema().optional(),
+      /** Resource limits of the session's commands (SPEC §17); absent fields take `defaultLimits`. */
+      limits: sessionLimitsSchema().optional(),
     })
-    .refine((params) => params.cwd !== undefined || (!params.env && !params.dshEnv && !params.sandbox), {
-      error: 'must be given when env, dshEnv or sandbox are (without facts, session/open only attaches)',
-      path: ['cwd'],
-    }),
+    .refine(
+      (params) => params.cwd !== undefined || (!params.env && !params.dshEnv && !params.sandbox && !params.limits),
+      {
+        error: 'must be given when env, dshEnv or sandbox are, or limits (without facts, session/open only attaches)',
+        path: ['cwd'],
+      },
+    ),
 );
 
 /**
  * `session/update`: the one way a session's facts change. `cwd`, `env` and `dshEnv` are replaced;
- * the sandbox (mode, workspace root, escalation targets) may only be narrowed.
+ * the sandbox (mode, workspace root, escalation targets) and the limits may only be narrowed.
  */
 export const SessionUpdate = request<SessionUpdateResult>()('session/update', (z) =>
   z.strictObject({
@@ -127,6 +135,8 @@ export const SessionUpdate = request<SessionUpdateResult>()('session/update', (z
     env: envMapSchema().optional(),
     dshEnv: dshEnvMapSchema().optional(),
     sandbox: sessionSandboxUpdateSchema().optional(),
+    /** Lower resource limits (SPEC §17): a limit may only be lowered, or set where there was none. */
+    limits: sessionLimitsSchema().optional(),
   }),
 );
 
@@ -359,6 +369,8 @@ export const TerminalOpen = keyed<TerminalOpenResult>()('terminal/open', (z) =>
     cols: cells(z).optional(),
     rows: cells(z).optional(),
     sandboxPolicy: sandboxPolicySchema().optional(),
+    /** Lower resource limits for this terminal than its session's (SPEC §17). */
+    limits: unitLimitsSchema().optional(),
   }),
 );
 

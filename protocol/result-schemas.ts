@@ -3,7 +3,30 @@
  * (`results.ts`) and the methods that take such a value as params (`render/*`). Built on first use.
  */
 import { SANDBOX_BACKENDS, SANDBOX_GUARANTEES, sandboxModeSchema } from './sandbox.js';
-import { lazySchema } from './zod.js';
+import { LIMIT_NAMES, sessionLimitsSchema } from './limits.js';
+import { lazySchema, zod } from './zod.js';
+
+/** The fields of a `LimitReport`, added to runs and job snapshots. */
+const limitReportFields = () => {
+  const z = zod();
+  return {
+    oomKilled: z.literal(true).optional(),
+    oomLimitBytes: z.number().optional(),
+    pidsLimitReached: z.number().optional(),
+  };
+};
+
+/** The schema of a `LimitsCapability`. */
+export const limitsCapabilitySchema = lazySchema((z) =>
+  z.object({
+    backend: z.enum(['cgroup2', 'cgroup1', 'none']),
+    enforces: z.array(z.enum(LIMIT_NAMES)),
+    unavailable: z.string().optional(),
+  }),
+);
+
+/** The schema of a session's limits in a result (the params schema, not strict). */
+export const limitsResultSchema = () => sessionLimitsSchema();
 
 /** The schema of a `CollectedOutput`. */
 export const collectedOutputSchema = lazySchema((z) =>
@@ -55,6 +78,7 @@ export const jobSnapshotSchema = lazySchema((z) =>
     sandbox: sandboxReportSchema().optional(),
     stdoutPath: z.string().optional(),
     stderrPath: z.string().optional(),
+    ...limitReportFields(),
   }),
 );
 
@@ -105,6 +129,7 @@ export const shellRunResultSchema = lazySchema((z) =>
     stdout: collectedOutputSchema(),
     stderr: collectedOutputSchema(),
     sandbox: sandboxReportSchema().optional(),
+    ...limitReportFields(),
   }),
 );
 

@@ -52,6 +52,8 @@ import {
 import {
   jobReadResultSchema,
   jobSnapshotSchema,
+  limitsCapabilitySchema,
+  limitsResultSchema,
   sandboxBackendInfoSchema,
   peekedStreamSchema,
   shellRunResultSchema,
@@ -93,6 +95,7 @@ const results = (): ResultEntry[] => [
         sandbox: sandboxBackendInfoSchema(),
         streaming: z.literal(true),
         terminals: z.boolean(),
+        limits: limitsCapabilitySchema(),
       }),
       admin: z.boolean().optional(),
     }),
@@ -110,6 +113,7 @@ const results = (): ResultEntry[] => [
         workspaceRoot: z.string().optional(),
         escalationTargets: z.array(sandboxModeSchema()),
       }),
+      limits: limitsResultSchema().optional(),
     }),
   ),
   result(SessionClose, (z) =>
@@ -124,6 +128,7 @@ const results = (): ResultEntry[] => [
       stdoutMaxBytes: z.number(),
       env: z.record(z.string(), z.string()),
       sandboxPolicy: sandboxPolicySchema(),
+      limits: limitsResultSchema().optional(),
     }),
   ),
   result(ShellRun, (z) => z.union([shellRunResultSchema(), yieldedRunResultSchema()])),
@@ -161,6 +166,14 @@ const results = (): ResultEntry[] => [
           connections: z.number(),
           runningJobs: z.number(),
           runningTerminals: z.number(),
+          limits: limitsResultSchema().optional(),
+          usage: z
+            .object({
+              memoryBytes: z.number(),
+              memoryPeakBytes: z.number().optional(),
+              cpuMicros: z.number().optional(),
+            })
+            .optional(),
         }),
       ),
       jobs: z.object({ running: z.number(), settled: z.number() }),
@@ -173,6 +186,7 @@ const results = (): ResultEntry[] => [
       listeners: z.array(z.string()),
       spill: z.object({ files: z.number(), bytes: z.number() }),
       sandbox: sandboxBackendInfoSchema(),
+      limits: limitsCapabilitySchema(),
       config: configSchema(),
     }),
   ),

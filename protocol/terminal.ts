@@ -1,4 +1,5 @@
 /** Result and notification types of the terminal methods (SPEC §9). Params are zod schemas in `methods.ts`. */
+import type { LimitReport } from './limits.js';
 
 /** Signals `terminal/signal` may deliver to a terminal's foreground process group. */
 export const TERMINAL_SIGNALS = ['SIGINT', 'SIGQUIT', 'SIGTSTP', 'SIGTERM', 'SIGKILL'] as const;
@@ -70,7 +71,7 @@ export interface TerminalOpenResult {
 }
 
 /** Reply to `terminal/send`. */
-export interface TerminalSendResult {
+export interface TerminalSendResult extends LimitReport {
   /** What the terminal printed after the write until readiness, bounded by `maxOutputBytes` (tail kept). */
   output: string;
   waitReason: TerminalWaitReason;
@@ -87,7 +88,7 @@ export interface TerminalSendResult {
 }
 
 /** Reply to `terminal/run`. */
-export interface TerminalRunResult {
+export interface TerminalRunResult extends LimitReport {
   /** What the command printed, bounded by `maxOutputBytes` (tail kept); exact between the markers when completed. */
   output: string;
   /** The command's exit status; present when `state` is `completed`. */

@@ -1,5 +1,6 @@
 /** Result types of the protocol (SPEC §2.1). Params are declared as zod schemas in `methods.ts`. */
 import type { Config } from './config.js';
+import type { LimitReport, LimitsCapability, SessionLimits } from './limits.js';
 import type { SandboxBackendInfo, SandboxMode, SandboxPolicy } from './sandbox.js';
 
 /** The protocol version this build speaks. */
@@ -35,6 +36,8 @@ export interface ExecSpec {
   /** The final merged environment; credential-shaped values are masked in replies. */
   env: Record<string, string>;
   sandboxPolicy: SandboxPolicy;
+  /** The unit's effective resource limits (SPEC §17), with the session's `sessionMemoryBytes`; absent when none. */
+  limits?: SessionLimits;
 }
 
 /** What the sandbox did to a run (SPEC §6). */
@@ -49,7 +52,7 @@ export interface SandboxReport {
 }
 
 /** The result of a foreground run: exit facts reported independently, never an error. */
-export interface ShellRunResult {
+export interface ShellRunResult extends LimitReport {
   exitCode: number | null;
   signal: string | null;
   /** The executor's own timeout fired first. */
@@ -88,7 +91,7 @@ export interface YieldedRunResult {
 export type JobStatus = 'running' | 'stopping' | 'completed' | 'killed' | 'failed';
 
 /** A snapshot of one background job. */
-export interface JobSnapshot {
+export interface JobSnapshot extends LimitReport {
   id: string;
   kind: 'bash';
   /** The command. */
@@ -136,6 +139,8 @@ export interface InitializeResult {
     streaming: true;
     /** False when no PTY can be opened here: every terminal method then answers TERMINALS_UNAVAILABLE. */
     terminals: boolean;
+    /** The resource limits enforced here (SPEC §17). */
+    limits: LimitsCapability;
   };
   /** True when `initialize` carried the administrative token: the daemon-wide methods are allowed. */
   admin?: boolean;
@@ -156,6 +161,8 @@ export interface SessionUpdateResult {
   /** Names of the session's `env` variables (values are never echoed). */
   envNames: string[];
   sandbox: { mode: SandboxMode; workspaceRoot?: string; network?: 'off'; escalationTargets: SandboxMode[] };
+  /** The session's resource limits as they now stand; absent when it has none. */
+  limits?: SessionLimits;
 }
 
 /** Reply to `session/close`. */
@@ -247,6 +254,20 @@ export interface SessionStatus {
   runningJobs: number;
   /** Terminals of this session still running. */
   runningTerminals: number;
+  /** The session's resource limits; absent when it has none. */
+  limits?: SessionLimits;
+  /** What the session's commands use now, from its cgroup; absent where it cannot be read. */
+  usage?: SessionUsage;
+}
+
+/** A session's use of memory and CPU, read from its cgroup. */
+export interface SessionUsage {
+  /** Memory of all its units now, in bytes. */
+  memoryBytes: number;
+  /** The most they used at once, in bytes (since the session's cgroup was made). */
+  memoryPeakBytes?: number;
+  /** CPU time its commands used, in microseconds (those that ended too, while the session's cgroup lived). */
+  cpuMicros?: number;
 }
 
 /** Reply to `daemon/status`. */
@@ -272,6 +293,8 @@ export interface DaemonStatusResult {
   spill: { files: number; bytes: number };
   /** The sandbox runner in use and what it enforces (SPEC §15). */
   sandbox: SandboxBackendInfo;
+  /** The resource limits enforced here (SPEC §17). */
+  limits: LimitsCapability;
   config: Config;
 }
 

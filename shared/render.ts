@@ -2,6 +2,7 @@
  * What the model reads (SPEC §3.4) — a byte-exact contract: stdout, the `[stderr]` section, then
  * the markers, with the exit marker always on the last line.
  */
+import { formatBytes, type LimitReport } from '../protocol/limits.js';
 import type { SandboxMode } from '../protocol/sandbox.js';
 import type { CollectedOutput, JobReadResult, JobSnapshot, SandboxReport, ShellRunResult } from '../protocol/types.js';
 
@@ -30,6 +31,32 @@ export function sandboxDeniedLine(mode: SandboxMode): string {
 /** The timeout marker. */
 export function timeoutLine(timeoutMs: number): string {
   return `[timed out after ${timeoutMs}ms]`;
+}
+
+/** The line of a unit the kernel killed for want of memory: `[killed: out of memory (limit 512 MiB)]`. */
+export function outOfMemoryLine(limitBytes: number | undefined): string {
+  return limitBytes === undefined
+    ? '[killed: out of memory]'
+    : `[killed: out of memory (limit ${formatBytes(limitBytes)})]`;
+}
+
+/** The line of a unit whose fork its `pids` limit refused: `[limit: process count 32 reached]`. */
+export function processLimitLine(pids: number): string {
+  return `[limit: process count ${pids} reached]`;
+}
+
+/** The lines of what a unit's resource limits did, in order (none when they did nothing). */
+export function limitLines(report: LimitReport): string[] {
+  const lines: string[] = [];
+  if (report.pidsLimitReached !== undefined) lines.push(processLimitLine(report.pidsLimitReached));
+  if (report.oomKilled) lines.push(outOfMemoryLine(report.oomLimitBytes));
+  return lines;
+}
+
+/** Appends the limit lines of a run or a settled job. */
+function appendLimitLines(text: string, report: LimitReport): string {
+  for (const line of limitLines(report)) text = appendLine(text, line);
+  return text;
 }
 
 /** The exit marker of a run: a signal wins, exit code 0 has none. */
@@ -108,6 +135,7 @@ export function renderResult(result: ShellRunResult, options: RenderOptions = {}
   text = appendSandboxLines(text, result.sandbox, options);
   if (result.timedOut) text = appendLine(text, timeoutLine(result.timeoutMs));
   if (result.daemonStopped) text = appendLine(text, DAEMON_STOPPED_LINE);
+  text = appendLimitLines(text, result);
   return appendExitMarker(text, result);
 }
 
@@ -143,8 +171,9 @@ export function renderProcessRead(read: JobReadResult, options: RenderOptions = 
   let text = read.delta.length > 0 ? read.delta : '(no new output)';
   if (read.lossy) text = appendLine(text, lossyLine(read));
   text = appendSandboxLines(text, read.job.sandbox, options);
-  text = appendLine(text, jobStateLine(read.job));
   const settled = read.job.status !== 'running' && read.job.status !== 'stopping';
+  if (settled) text = appendLimitLines(text, read.job);
+  text = appendLine(text, jobStateLine(read.job));
   const marker = settled ? exitMarker(read.job) : undefined;
   return marker ? appendLine(text, marker) : text;
 }

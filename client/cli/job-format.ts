@@ -1,6 +1,6 @@
 /** How the CLI shows background jobs: one-line outcomes and the `execd jobs` table. */
 import type { JobSnapshot } from '../../protocol/types.js';
-import { exitMarker, jobStateLine } from '../../shared/render.js';
+import { exitMarker, jobStateLine, limitLines } from '../../shared/render.js';
 import { formatTable } from '../table.js';
 
 /**
@@ -13,9 +13,11 @@ export function jobMarker(job: JobSnapshot): string | undefined {
   return exitMarker(job);
 }
 
-/** One line about a job: `bash-3 completed (exit code: 0)`. */
+/** One line about a job: `bash-3 completed (exit code: 0)`, and what a resource limit did to it. */
 export function describeJob(job: JobSnapshot): string {
-  return job.detail ? `${job.id} ${job.status} (${job.detail})` : `${job.id} ${job.status}`;
+  const line = job.detail ? `${job.id} ${job.status} (${job.detail})` : `${job.id} ${job.status}`;
+  // What a resource limit did (`[killed: out of memory (limit 32 MiB)]`), on the same line.
+  return [line, ...limitLines(job)].join(' ');
 }
 
 /** The `execd jobs` table. */

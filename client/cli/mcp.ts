@@ -13,11 +13,14 @@ import { createToolServer } from '../mcp/server.js';
 import { BoundedStdioTransport } from '../mcp/stdio-transport.js';
 import { commandHelp, endpointOf, ENDPOINT_OPTIONS, parseCommand, type CommandRunner } from './args.js';
 import { connectOrStart } from './autostart.js';
+import { LIMIT_OPTIONS, sessionLimitsOf } from './limit-flags.js';
 import { mcpSessionId } from './mcp-session.js';
 
 /** Help text of `execd mcp`. */
 export const MCP_HELP = commandHelp({
-  usage: 'mcp [--session ID] [--workdir DIR] [--persistent] [--terminals]',
+  usage:
+    'mcp [--session ID] [--workdir DIR] [--persistent] [--terminals]\n' +
+    '                 [--memory SIZE] [--session-memory SIZE] [--cpus N] [--pids N]',
   about: `Serves the model-facing tools (bash, job_output, job_kill, job_list; with --persistent the bash
 of one persistent shell instead; with --terminals also terminal_open, terminal_send, terminal_read,
 terminal_signal, terminal_close, terminal_list) as a Model Context Protocol server on
@@ -30,6 +33,10 @@ stderr. Background-job completions are sent as MCP logging notifications. Exits 
     '  --workdir DIR      the session working directory (default: the current directory)',
     '  --persistent       bash is one persistent shell (cd, exports and functions stay)',
     '  --terminals        add the terminal tools (interactive programs, persistent terminals)',
+    '  --memory SIZE      memory limit of each command of the session (512M, 2G); the model cannot change it',
+    "  --session-memory SIZE  memory limit of all the session's commands together",
+    '  --cpus N           CPU limit of each command, a fraction of CPUs (0.5: half of one core)',
+    '  --pids N           processes and threads each command may have at once',
   ],
   examples: ['claude mcp add execd -- execd mcp --workdir "$PWD"'],
 });
@@ -44,6 +51,8 @@ export const mcpCommand: CommandRunner = async (argv, globals) => {
       workdir: { type: 'string' },
       persistent: { type: 'boolean', default: false },
       terminals: { type: 'boolean', default: false },
+      ...LIMIT_OPTIONS,
+      'session-memory': { type: 'string' },
     },
     allowPositionals: false,
     strict: true,
@@ -62,7 +71,9 @@ export const mcpCommand: CommandRunner = async (argv, globals) => {
     server?.sendLoggingMessage({ level: 'info', logger: 'execd', data: text }).catch(() => undefined);
   };
   const cwd = resolve(values.workdir ?? process.cwd());
-  const session = { id: values.session ?? mcpSessionId(cwd), cwd };
+  // The harness's limits for the session's commands; the model's tool schema has no such field.
+  const limits = sessionLimitsOf(values, 'mcp');
+  const session = { id: values.session ?? mcpSessionId(cwd), cwd, ...(limits && { limits }) };
   // stdout is the MCP channel; the startup line goes to stderr, where MCP clients log it.
   process.stderr.write(`execd mcp: session ${session.id} (cwd ${cwd})\n`);
   const shellTools = await createShellTools({

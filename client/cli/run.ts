@@ -1,9 +1,11 @@
 /** `execd run -- COMMAND...`: a foreground run, streamed live, with the model's markers at the end. */
+import type { UnitLimits } from '../../protocol/limits.js';
 import type { OutputProgress, ShellRunResult, YieldedRunResult } from '../../protocol/types.js';
 import { isYielded, type ExecdClient } from '../connection.js';
 import {
   DAEMON_STOPPED_LINE,
   exitMarker,
+  limitLines,
   renderResult,
   runnerFailedLine,
   sandboxDeniedLine,
@@ -26,12 +28,14 @@ import { ENV_HELP, parseEnvPairs } from './env-pairs.js';
 import { EXIT_EXECD_ERROR, usageError } from './errors.js';
 import { EXIT_TIMEOUT, signalExitCode } from './exit-codes.js';
 import { stdinHasInput } from './piped-stdin.js';
+import { LIMIT_OPTIONS, LIMITS_HELP, limitsOf } from './limit-flags.js';
 import { SANDBOX_HELP, sandboxPolicyOf } from './sandbox-flag.js';
 import { openSession, SESSION_HELP, SESSION_OPTION } from './session.js';
 
 /** Help text of `execd run`. */
 export const RUN_HELP = `usage: execd run [--session ID] [--workdir DIR] [--timeout MS] [--env NAME=VALUE]... [--no-stdin]
-                 [--sandbox MODE] [--yield DURATION] [--json | --render] -- COMMAND...
+                 [--sandbox MODE] [--memory SIZE] [--cpus N] [--pids N] [--yield DURATION]
+                 [--json | --render] -- COMMAND...
 
 Runs COMMAND with bash -c in the daemon (starting the daemon if none runs). Output streams live,
 byte for byte (execd run -- 'gzip -c FILE' | gunzip); at the end the lines the model's view adds
@@ -47,6 +51,7 @@ ${SESSION_HELP}
   --timeout MS       timeout in milliseconds, a positive number (default: the daemon's timeoutMs)
 ${ENV_HELP}
 ${SANDBOX_HELP}
+${LIMITS_HELP}
   --no-stdin         do not read stdin even when it is a pipe (the command gets an empty stdin)
   --yield DURATION   a command still running after DURATION (10s, 500ms, 2m) goes on as a
                      background job of the session: its output so far is printed, then its id
@@ -86,6 +91,7 @@ export function modelSuffix(result: ShellRunResult, streamed = false): string[] 
   else if (result.sandbox?.denied) lines.push(sandboxDeniedLine(result.sandbox.mode));
   if (result.timedOut) lines.push(timeoutLine(result.timeoutMs));
   if (result.daemonStopped) lines.push(DAEMON_STOPPED_LINE);
+  lines.push(...limitLines(result));
   const marker = exitMarker(result);
   if (marker) lines.push(marker);
   return lines;
@@ -126,6 +132,7 @@ export const runCommand: CommandRunner = async (argv, globals) => {
       timeout: { type: 'string' },
       env: { type: 'string', multiple: true, default: [] },
       sandbox: { type: 'string' },
+      ...LIMIT_OPTIONS,
       'no-stdin': { type: 'boolean', default: false },
       yield: { type: 'string' },
       json: { type: 'boolean', default: false },
@@ -140,11 +147,12 @@ export const runCommand: CommandRunner = async (argv, globals) => {
   const env = parseEnvPairs(values.env, 'run');
   const workdir = values.workdir ?? process.cwd();
   const sandboxPolicy = sandboxPolicyOf(values.sandbox, workdir, 'run');
+  const limits = limitsOf(values, 'run');
   const yieldMs = parseDuration('run', '--yield', values.yield);
   const client = await connectOrStart(endpointOf(values, globals));
   if (yieldMs !== undefined) {
     try {
-      return await runYielding(client, positionals, { ...values, timeoutMs, env, yieldMs });
+      return await runYielding(client, positionals, { ...values, timeoutMs, env, yieldMs, limits });
     } finally {
       client.close();
     }
@@ -157,7 +165,7 @@ export const runCommand: CommandRunner = async (argv, globals) => {
     process.once('SIGINT', () => controller.abort());
     const streaming = !values.json && !values.render;
     const running = client.run(
-      { sessionId: values.session, command, workdir, timeoutMs, env, sandboxPolicy },
+      { sessionId: values.session, command, workdir, timeoutMs, env, sandboxPolicy, ...(limits && { limits }) },
       {
         signal: controller.signal,
         input,
@@ -210,6 +218,7 @@ interface YieldingOptions {
   yieldMs: number;
   json: boolean;
   render: boolean;
+  limits: UnitLimits | undefined;
 }
 
 /**
@@ -233,6 +242,7 @@ async function runYielding(client: ExecdClient, words: string[], options: Yieldi
         timeoutMs: options.timeoutMs,
         env: options.env,
         yieldMs: options.yieldMs,
+        ...(options.limits && { limits: options.limits }),
       },
       { signal: controller.signal },
     );

@@ -4,6 +4,7 @@ import { commandHelp, endpointOf, ENDPOINT_OPTIONS, parseCommand, type CommandRu
 import { commandFromWords, commandWordsHelp } from './command-words.js';
 import { ENV_HELP, parseEnvPairs } from './env-pairs.js';
 import { CliError, usageError } from './errors.js';
+import { LIMIT_OPTIONS, LIMITS_HELP, limitsOf } from './limit-flags.js';
 import { SANDBOX_HELP, sandboxPolicyOf } from './sandbox-flag.js';
 import { inSession, SESSION_HELP, SESSION_OPTION } from './session.js';
 
@@ -11,7 +12,7 @@ import { inSession, SESSION_HELP, SESSION_OPTION } from './session.js';
 export const START_HELP = commandHelp({
   usage:
     'start [--session ID] [--workdir DIR] [--env NAME=VALUE]... [--sandbox MODE] [--keep-stdin] [--json]\n' +
-    '                   -- COMMAND...',
+    '                   [--memory SIZE] [--cpus N] [--pids N] -- COMMAND...',
   about: `Starts COMMAND with bash -c as a background job of the session and prints its id at once.
 A job has no timeout: it runs until it ends, 'execd kill', its session closes or the daemon stops.
 A job that failed at once (a missing --workdir, a sandbox that cannot run) still prints its id, then
@@ -24,6 +25,7 @@ ${commandWordsHelp('start')}`,
     '  --workdir DIR      working directory (default: the current directory)',
     ENV_HELP,
     SANDBOX_HELP,
+    LIMITS_HELP,
     "  --keep-stdin       keep the job's stdin open for 'execd write' (else it is empty)",
     '  --json             print { jobId, pid, startedAt } as JSON',
   ],
@@ -43,6 +45,7 @@ export const startCommand: CommandRunner = async (argv, globals) => {
       workdir: { type: 'string' },
       env: { type: 'string', multiple: true, default: [] },
       sandbox: { type: 'string' },
+      ...LIMIT_OPTIONS,
       'keep-stdin': { type: 'boolean', default: false },
       json: { type: 'boolean', default: false },
     },
@@ -55,12 +58,21 @@ export const startCommand: CommandRunner = async (argv, globals) => {
   const workdir = values.workdir ?? process.cwd();
   const sandboxPolicy = sandboxPolicyOf(values.sandbox, workdir, 'start');
   const keepStdinOpen = values['keep-stdin'] || undefined;
+  const limits = limitsOf(values, 'start');
   const { started, failed } = await inSession(
     endpointOf(values, globals),
     sessionId,
     async (client) => {
       const command = commandFromWords(positionals, client.info.capabilities.shell);
-      const started = await client.call(ShellStart, { sessionId, command, workdir, env, sandboxPolicy, keepStdinOpen });
+      const started = await client.call(ShellStart, {
+        sessionId,
+        command,
+        workdir,
+        env,
+        sandboxPolicy,
+        keepStdinOpen,
+        ...(limits && { limits }),
+      });
       // A job whose process never started (pid 0) has settled `failed`; its detail says why.
       if (started.pid !== 0) return { started, failed: undefined };
       const job = await client.call(JobWait, { sessionId, jobId: started.jobId, timeoutMs: FAILED_SNAPSHOT_WAIT_MS });

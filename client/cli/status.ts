@@ -1,5 +1,6 @@
 /** `execd status`: what the daemon is doing, without starting one. */
 import { DaemonStatus } from '../../protocol/methods.js';
+import type { LimitsCapability, SessionLimits } from '../../protocol/limits.js';
 import type { SandboxBackendInfo } from '../../protocol/sandbox.js';
 import type { DaemonStatusResult } from '../../protocol/types.js';
 import type { Endpoint } from '../endpoint.js';
@@ -26,6 +27,40 @@ export function formatRunner(sandbox: SandboxBackendInfo): string {
   return `${sandbox.backend}${abi}, enforces ${sandbox.enforces.join(', ')}`;
 }
 
+/** The resource limits enforced, on one line (`none` with the reason when none can be). */
+export function formatLimits(limits: LimitsCapability): string {
+  if (limits.enforces.length === 0) return `none (${limits.unavailable ?? 'no cgroup controller'})`;
+  const partial = limits.unavailable ? ` (${limits.unavailable})` : '';
+  return `${limits.backend}, enforces ${limits.enforces.join(', ')}${partial}`;
+}
+
+/** The sessions' use of memory and CPU, and their limits: one table, empty when no session has a cgroup that accounts. */
+function usageTable(sessions: DaemonStatusResult['sessions']): string {
+  const rows = sessions.filter((session) => session.usage !== undefined || session.limits !== undefined);
+  if (rows.length === 0) return '';
+  const limitsText = (limits: SessionLimits | undefined) =>
+    limits === undefined
+      ? '-'
+      : [
+          limits.memoryBytes !== undefined && `memory ${formatBytes(limits.memoryBytes)}`,
+          limits.sessionMemoryBytes !== undefined && `session memory ${formatBytes(limits.sessionMemoryBytes)}`,
+          limits.cpus !== undefined && `cpus ${limits.cpus}`,
+          limits.pids !== undefined && `pids ${limits.pids}`,
+        ]
+          .filter(Boolean)
+          .join(', ');
+  return formatTable(
+    ['SESSION', 'MEMORY', 'PEAK', 'CPU TIME', 'LIMITS'],
+    rows.map((session) => [
+      session.sessionId,
+      session.usage ? formatBytes(session.usage.memoryBytes) : '-',
+      session.usage?.memoryPeakBytes === undefined ? '-' : formatBytes(session.usage.memoryPeakBytes),
+      session.usage?.cpuMicros === undefined ? '-' : formatDuration(Math.round(session.usage.cpuMicros / 1000)),
+      limitsText(session.limits),
+    ]),
+  );
+}
+
 /** The status as text for people. */
 export function formatStatus(status: DaemonStatusResult, endpoint: Endpoint): string {
   const facts = formatTable(
@@ -48,6 +83,7 @@ export function formatStatus(status: DaemonStatusResult, endpoint: Endpoint): st
       ['spill', `${status.spill.files} files, ${formatBytes(status.spill.bytes)}`],
       ['sandbox', status.config.defaultSandboxMode],
       ['sandbox runner', formatRunner(status.sandbox)],
+      ['resource limits', formatLimits(status.limits)],
     ],
   );
   const sessions =
@@ -63,7 +99,8 @@ export function formatStatus(status: DaemonStatusResult, endpoint: Endpoint): st
             session.cwd,
           ]),
         );
-  return `${facts}\n${sessions}`;
+  const usage = usageTable(status.sessions);
+  return `${facts}\n${sessions}${usage === '' ? '' : `\n${usage}`}`;
 }
 
 /** Runs `execd status`. */

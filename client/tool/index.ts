@@ -113,6 +113,7 @@ export async function createShellTools(options: ShellToolsOptions): Promise<Shel
         ...session.sandbox,
         escalationTargets: declaredTargets(session.sandbox, options.approveEscalation),
       },
+      ...(session.limits && { limits: session.limits }),
     });
     // Settlements no connection received while the harness was away.
     for (const job of opened.jobs) if (SETTLED.has(job.status) && !job.reported) notify(job);

@@ -103,6 +103,7 @@ async function openOrAttach(client: ExecdClient, session: ToolSession & { cwd: s
     env: session.env,
     dshEnv: session.dshEnv,
     sandbox: session.sandbox,
+    ...(session.limits && { limits: session.limits }),
   });
 }
 

@@ -1,4 +1,5 @@
 /** The shapes a harness sees: a model-facing tool, its result, and its system-prompt section. */
+import type { SessionLimits, UnitLimits } from '../../protocol/limits.js';
 import type { SessionSandbox } from '../../protocol/sandbox.js';
 import type { JobSnapshot } from '../../protocol/types.js';
 
@@ -26,6 +27,8 @@ export interface TrustedInputs {
   env?: Record<string, string>;
   /** In-memory stdout capture limit of this run. */
   stdoutMaxBytes?: number;
+  /** Resource limits of this command, lower than the session's (SPEC §17). */
+  limits?: UnitLimits;
 }
 
 /** Per-call options a harness passes to `execute`. */
@@ -92,4 +95,9 @@ export interface ToolSession {
    * them an approval callback, and none otherwise.
    */
   sandbox?: SessionSandbox;
+  /**
+   * Resource limits of the session's commands (SPEC §17): memory per command and in total, CPUs,
+   * processes. The harness's, never the model's: the tool schema has no such field.
+   */
+  limits?: SessionLimits;
 }

@@ -189,6 +189,8 @@ export async function runForeground(spec: ExecSpec, ctx: RunContext): Promise<Sh
   const leftover = !deadline.reason && groupAlive(pid);
   if (leftover) group.kind = 'leftover';
   else ctx.processes.untrack(group);
+  // What its resource limits did, read before its cgroup goes.
+  const limitReport = unit === undefined ? {} : scopes.limitReport(ctx.sessionId, unit);
   // Gone unless something of the run still lives in it (until session close).
   if (unit !== undefined) scopes.release(ctx.sessionId, unit);
 
@@ -218,5 +220,6 @@ export async function runForeground(spec: ExecSpec, ctx: RunContext): Promise<Sh
     stdout: stdoutResult,
     stderr: stderrResult,
     sandbox: sandboxReport(spec.sandboxPolicy.mode, confinement, denials?.denied ?? false),
+    ...limitReport,
   };
 }

@@ -38,27 +38,42 @@ export function startChild(order: SpawnOrder): ChildProcess {
 
 /**
  * Moves the calling process into `target`'s cgroup for the synchronous `spawn`, so that the child
- * is born there, and back. A move that fails leaves the child where the caller is (its process
- * group is still killed as always).
+ * is born there, and back. A move into the scope's cgroup that fails leaves the child where the
+ * caller is (its process group is still killed as always); one into a cgroup of its resource
+ * limits (`also`) throws instead, before the spawn: a limited command never runs unlimited.
  */
 export function spawnWithin<T>(target: CgroupTarget | undefined, spawn: () => T): T {
   if (!target) return spawn();
-  let entered = false;
-  try {
-    writeFileSync(target.enter, String(process.pid));
-    entered = true;
-  } catch {
-    // The unit's cgroup is gone or not writable: the child is not contained.
-  }
-  try {
-    return spawn();
-  } finally {
-    if (entered) {
+  const entered: string[] = [];
+  const leaveAll = () => {
+    for (const leave of entered.reverse()) {
       try {
-        writeFileSync(target.leave, String(process.pid));
+        writeFileSync(leave, String(process.pid));
       } catch {
         // Cannot happen while the daemon may write its own cgroup; the next spawn moves it again.
       }
     }
+  };
+  try {
+    writeFileSync(target.enter, String(process.pid));
+    entered.push(target.leave);
+  } catch {
+    // The unit's cgroup is gone or not writable: the child is not contained.
+  }
+  for (const { enter, leave } of target.also ?? []) {
+    try {
+      writeFileSync(enter, String(process.pid));
+      entered.push(leave);
+    } catch (error) {
+      leaveAll();
+      throw new Error(`cannot enter the command's limit cgroup ${enter}: ${(error as Error).message}`, {
+        cause: error,
+      });
+    }
+  }
+  try {
+    return spawn();
+  } finally {
+    leaveAll();
   }
 }

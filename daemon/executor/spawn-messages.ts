@@ -29,6 +29,8 @@ export interface CgroupTarget {
   enter: string;
   /** The spawning process's own `cgroup.procs`, written right after it. */
   leave: string;
+  /** The unit's cgroups in the other hierarchies its resource limits use (cgroup v1), entered the same way. */
+  also?: Array<{ enter: string; leave: string }>;
 }
 
 /** Which piped stream a message is about. */

@@ -57,13 +57,18 @@ export const daemonHandlers = [
     pid: process.pid,
     uptimeMs: Date.now() - daemon.startedAt.getTime(),
     // Other sessions (their ids, their cwds) only for an admin; else the ones this connection opened.
-    sessions: visibleSessions(daemon.sessions.all(), conn).map((session) => ({
-      sessionId: session.id,
-      cwd: session.cwd,
-      connections: session.connections.size,
-      runningJobs: daemon.jobs.live(session.id).length,
-      runningTerminals: daemon.terminals.running(session.id).length,
-    })),
+    sessions: visibleSessions(daemon.sessions.all(), conn).map((session) => {
+      const usage = daemon.processes.scopes.sessionUsage(session.id);
+      return {
+        sessionId: session.id,
+        cwd: session.cwd,
+        connections: session.connections.size,
+        runningJobs: daemon.jobs.live(session.id).length,
+        runningTerminals: daemon.terminals.running(session.id).length,
+        ...(session.limits && { limits: session.limits }),
+        ...(usage && { usage }),
+      };
+    }),
     jobs: jobCounts(daemon.jobs.list()),
     terminals: daemon.terminals.counts(),
     processes: daemon.processes.count,
@@ -72,6 +77,7 @@ export const daemonHandlers = [
     listeners: [...daemon.listenerUrls],
     spill: await spillUsage(daemon.paths.spill),
     sandbox: daemon.sandbox.current.info,
+    limits: daemon.processes.scopes.limitsCapability,
     config: daemon.config.get(),
   })),
 

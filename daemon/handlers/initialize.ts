@@ -38,6 +38,7 @@ export const initializeHandlers = [
         sandbox: daemon.sandbox.current.info,
         streaming: true,
         terminals: (await daemon.terminalsUnavailable) === undefined,
+        limits: daemon.processes.scopes.limitsCapability,
       },
       admin: conn.admin,
     };

@@ -91,6 +91,8 @@ export const jobHandlers = [
     }
     const unit = `job-${daemon.nextRunName()}`;
     spec.env = { ...spec.env, ...daemon.processes.scopes.env(params.sessionId, unit) };
+    const unlimited = daemon.processes.scopes.prepareUnit(params.sessionId, unit, spec.limits);
+    if (unlimited) return unlimited;
     const plan = planJobLaunch(spec, confineSpec(daemon, spec, params.sessionId, true));
     const job = await startJob(spec, plan, params.sessionId, {
       table: daemon.jobs,

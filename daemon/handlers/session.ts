@@ -4,6 +4,7 @@ import { SessionClose, SessionOpen, SessionUpdate } from '../../protocol/methods
 import type { SessionUpdateResult } from '../../protocol/types.js';
 import { handler } from '../net/handler.js';
 import { jobsForSessionOpen } from '../jobs/announce.js';
+import { lowerLimits, openLimits } from '../limits/resolve-limits.js';
 import { openFacts, updateFacts } from '../session-facts.js';
 import { closeSession } from '../session-lifecycle.js';
 import type { Session } from '../sessions.js';
@@ -21,6 +22,7 @@ function factsOf(session: Session): SessionUpdateResult {
       ...(network === 'off' && { network }),
       escalationTargets,
     },
+    ...(session.limits && { limits: session.limits }),
   };
 }
 
@@ -28,12 +30,27 @@ function factsOf(session: Session): SessionUpdateResult {
 export const sessionHandlers = [
   handler(SessionOpen, (params, { daemon, conn }) => {
     const config = daemon.config.get();
+    const { scopes } = daemon.processes;
+    const limits = params.cwd === undefined ? undefined : openLimits(params.limits, config, scopes.limitsCapability);
+    if (limits instanceof ExecdError) return limits;
     const facts =
       params.cwd === undefined
         ? undefined
-        : openFacts({ cwd: params.cwd, env: params.env, dshEnv: params.dshEnv, sandbox: params.sandbox }, config);
+        : openFacts(
+            { cwd: params.cwd, env: params.env, dshEnv: params.dshEnv, sandbox: params.sandbox, limits },
+            config,
+          );
     const opened = daemon.sessions.open(params.sessionId, facts, config, conn);
     if (opened instanceof ExecdError) return opened;
+    if (!opened.reattached && opened.session.limits) {
+      // A session total that cannot be written fails the open: its commands must not run unlimited.
+      const refused = scopes.applySessionLimits(params.sessionId, opened.session.limits);
+      if (refused) {
+        daemon.sessions.remove(params.sessionId);
+        scopes.forgetSession(params.sessionId);
+        return refused;
+      }
+    }
     return {
       sessionId: params.sessionId,
       reattached: opened.reattached,
@@ -44,8 +61,18 @@ export const sessionHandlers = [
   handler(SessionUpdate, (params, { daemon, conn }) => {
     const session = daemon.sessions.require(params.sessionId, conn);
     if (session instanceof ExecdError) return session;
-    const next = updateFacts(session, params, session.id);
+    const { scopes } = daemon.processes;
+    const limits =
+      params.limits === undefined
+        ? session.limits
+        : lowerLimits(session.limits, params.limits, session.config, scopes.limitsCapability, session.id);
+    if (limits instanceof ExecdError) return limits;
+    const next = updateFacts(session, { ...params, limits }, session.id);
     if (next instanceof ExecdError) return next;
+    if (limits?.sessionMemoryBytes !== session.limits?.sessionMemoryBytes) {
+      const refused = scopes.applySessionLimits(session.id, limits);
+      if (refused) return refused;
+    }
     daemon.sessions.update(session, next);
     // A narrowed sandbox is a new policy: the helpers of the old one take no new command.
     if (params.sandbox !== undefined) daemon.confinedSpawners.retire(session.id);

@@ -7,6 +7,7 @@ import type { ExecSpec, ShellRunResult, YieldedRunResult } from '../../protocol/
 import { maskEnv } from '../env.js';
 import { runForeground, type OutputFlow } from '../executor/run.js';
 import type { DaemonContext } from '../context.js';
+import { unitLimits } from '../limits/resolve-limits.js';
 import { handler, type HandlerContext } from '../net/handler.js';
 import { resolveSpec } from '../resolve.js';
 import type { Job } from '../jobs/job.js';
@@ -28,7 +29,10 @@ export function resolveRequest(request: ExecRequest, { daemon, conn }: HandlerCo
   if (session instanceof ExecdError) return session;
   const refused = checkRequestedPolicy(request.sandboxPolicy, session.id, session.sandbox);
   if (refused) return refused;
-  return resolveSpec(request, {
+  // Against the session's snapshot of the configuration, like every other limit of its commands.
+  const limits = unitLimits(session.limits, request.limits, session.config, daemon.processes.scopes.limitsCapability);
+  if (limits instanceof ExecdError) return limits;
+  const spec = resolveSpec(request, {
     session,
     // The session's snapshot: a later config/set changes no open session's defaults or limits.
     config: session.config,
@@ -36,6 +40,8 @@ export function resolveRequest(request: ExecRequest, { daemon, conn }: HandlerCo
     baseEnv: daemon.baseEnv,
     shellArgv: daemon.platform.shellArgv,
   });
+  if (limits) spec.limits = limits;
+  return spec;
 }
 
 /**
@@ -122,6 +128,7 @@ async function yieldingRun(
   spec: ExecSpec,
   confinement: Confinement | undefined,
   tally: RunTally,
+  unit: string,
 ): Promise<ShellRunResult | YieldedRunResult | ExecdError> {
   const controller = new AbortController();
   const cancel = token.onCancellationRequested(() => controller.abort());
@@ -137,6 +144,7 @@ async function yieldingRun(
       job = started;
       if (started.pid > 0) tally.watch.running(started.pid);
     },
+    unit,
   });
   daemon.runs.add({ sessionId: params.sessionId, owner: attached ?? conn, controller, done });
   try {
@@ -189,11 +197,14 @@ async function runResolved(
   const limited = checkSpawnLimits(daemon, params.stdin);
   if (limited) return limited;
   const runName = daemon.nextRunName();
-  spec.env = { ...spec.env, ...daemon.processes.scopes.env(params.sessionId, runName) };
+  const { scopes } = daemon.processes;
+  spec.env = { ...spec.env, ...scopes.env(params.sessionId, runName) };
   const confinement = confineSpec(daemon, spec, params.sessionId, true);
   if (confinement instanceof ExecdError) return confinement;
+  const unlimited = scopes.prepareUnit(params.sessionId, runName, spec.limits);
+  if (unlimited) return unlimited;
 
-  if (params.yieldMs !== undefined) return yieldingRun(params, params.yieldMs, ctx, spec, confinement, tally);
+  if (params.yieldMs !== undefined) return yieldingRun(params, params.yieldMs, ctx, spec, confinement, tally, runName);
 
   const controller = new AbortController();
   const session = daemon.sessions.get(params.sessionId);
@@ -202,7 +213,10 @@ async function runResolved(
     params.keepStdinOpen && params.outputToken !== undefined
       ? openRunStdin(conn, params.sessionId, params.outputToken, spillDir, runName)
       : undefined;
-  if (input instanceof ExecdError) return input;
+  if (input instanceof ExecdError) {
+    scopes.release(params.sessionId, runName);
+    return input;
+  }
   const cancel = token.onCancellationRequested(() => controller.abort());
   // A keyed run answers to whichever request is attached to it now (SPEC §14).
   const attached = ctx.attached ?? (() => ({ conn, params }));

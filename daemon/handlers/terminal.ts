@@ -30,6 +30,8 @@ import { runInTerminal } from '../terminals/run.js';
 import { checkInputSize, sendToTerminal } from '../terminals/send.js';
 import { signalForeground } from '../terminals/signal.js';
 import type { Terminal, TerminalViewer } from '../terminals/terminal.js';
+import type { LimitCounts } from '../limits/limit-backend.js';
+import type { ProcessScopes } from '../process-scopes.js';
 
 /** TERMINALS_UNAVAILABLE when the start-up probe found that no PTY can be opened. */
 async function unavailable({ daemon }: HandlerContext): Promise<ExecdError | undefined> {
@@ -77,6 +79,20 @@ function viewerFor(conn: ClientConnection, terminal: Terminal): TerminalViewer {
   return viewer;
 }
 
+/** What each terminal's limits had done by its last answer (see `withLimitNews`). */
+const limitsSeen = new WeakMap<Terminal, LimitCounts>();
+
+/**
+ * An answer of a terminal with what its resource limits did since its last answer: a process the
+ * kernel killed inside it for want of memory (the shell lives on), a fork its `pids` limit refused.
+ */
+function withLimitNews<T extends object>(result: T, terminal: Terminal, scopes: ProcessScopes): T {
+  const news = scopes.limitNews(terminal.setup.ownerSession, terminal.id, limitsSeen.get(terminal));
+  if (!news) return result;
+  limitsSeen.set(terminal, news.counts);
+  return { ...result, ...news.report };
+}
+
 /** Handlers of the terminal methods. */
 export const terminalHandlers = [
   handler(TerminalOpen, async (params, ctx) => {
@@ -92,7 +108,8 @@ export const terminalHandlers = [
   handler(TerminalSend, async (params, ctx) => {
     const terminal = await ownedTerminal(params, ctx);
     if (terminal instanceof ExecdError) return terminal;
-    return sendToTerminal(terminal, params, ctx.daemon.config.get(), ctx.token);
+    const result = await sendToTerminal(terminal, params, ctx.daemon.config.get(), ctx.token);
+    return result instanceof ExecdError ? result : withLimitNews(result, terminal, ctx.daemon.processes.scopes);
   }),
 
   handler(TerminalRun, async (params, ctx) => {
@@ -117,10 +134,15 @@ export const terminalHandlers = [
       close: (reason) => ctx.daemon.terminals.close(terminal, reason),
     });
     // The spill file it names may be paged with output/read from this session (issue 27.4).
-    if (!(result instanceof ExecdError)) recordReportedOutputs(ctx.daemon, params.sessionId, [result.outputSpillPath]);
     const durationMs = Math.round(performance.now() - requested);
-    watch.ended(result instanceof ExecdError ? failedEnd(result, durationMs) : terminalRunEnd(result, durationMs));
-    return result;
+    if (result instanceof ExecdError) {
+      watch.ended(failedEnd(result, durationMs));
+      return result;
+    }
+    recordReportedOutputs(ctx.daemon, params.sessionId, [result.outputSpillPath]);
+    const answer = withLimitNews(result, terminal, ctx.daemon.processes.scopes);
+    watch.ended(terminalRunEnd(answer, durationMs));
+    return answer;
   }),
 
   handler(TerminalRead, async (params, ctx) => {

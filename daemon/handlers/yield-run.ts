@@ -32,6 +32,8 @@ export interface YieldingRun {
   signal: AbortSignal;
   /** Called with the run's job once it started (or failed to): what watches the daemon follows it. */
   onJob?: (job: Job) => void;
+  /** The run's unit in its session's process scope (and its limits' cgroups), kept when it yields. */
+  unit?: string;
 }
 
 /** What ended the wait of a held job's run. */
@@ -47,13 +49,19 @@ export async function runYielding(
 ): Promise<ShellRunResult | YieldedRunResult | ExecdError> {
   const { spec, sessionId } = run;
   const config = daemon.sessions.get(sessionId)?.config ?? daemon.config.get();
+  const refuse = (error: ExecdError) => {
+    if (run.unit !== undefined) daemon.processes.scopes.release(sessionId, run.unit);
+    return error;
+  };
   if (!config.enableRunInBackground) {
-    return new ExecdError('BACKGROUND_DISABLED', `yieldMs: ${BACKGROUND_DISABLED_MESSAGE}`);
+    return refuse(new ExecdError('BACKGROUND_DISABLED', `yieldMs: ${BACKGROUND_DISABLED_MESSAGE}`));
   }
   if (daemon.jobs.live(sessionId).length >= config.maxJobsPerSession) {
-    return new ExecdError(
-      'LIMIT_EXCEEDED',
-      `yieldMs: maxJobsPerSession limit reached (${config.maxJobsPerSession}); a run that may yield needs a free job`,
+    return refuse(
+      new ExecdError(
+        'LIMIT_EXCEEDED',
+        `yieldMs: maxJobsPerSession limit reached (${config.maxJobsPerSession}); a run that may yield needs a free job`,
+      ),
     );
   }
   const started = performance.now();
@@ -66,6 +74,7 @@ export async function runYielding(
     log: daemon.log,
     stdin: run.stdin,
     held: true,
+    ...(run.unit !== undefined && { unit: run.unit }),
   });
   run.onJob?.(job);
   const end = await firstEnd(job, run.yieldMs, spec.timeoutMs, run.signal);
@@ -178,5 +187,6 @@ function settledResult(
     stdout,
     stderr,
     ...(job.sandbox && { sandbox: job.sandbox }),
+    ...job.limitReport,
   };
 }

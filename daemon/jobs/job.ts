@@ -2,6 +2,7 @@
  * One background job: its identity, its place in the status machine
  * `running → stopping → completed | killed | failed`, its output streams and its reader's cursor.
  */
+import type { LimitReport } from '../../protocol/limits.js';
 import type { JobStdin } from './job-stdin.js';
 import type { JobSnapshot, JobStatus, SandboxReport } from '../../protocol/types.js';
 import type { JobStream, StreamName } from './job-streams.js';
@@ -56,6 +57,8 @@ export class Job {
   /** Whether some connection received this job's settlement. */
   reported = false;
   sandbox: SandboxReport | undefined;
+  /** What its resource limits did to it (SPEC §17): set when it settles. */
+  limitReport: LimitReport = {};
   /** The consuming reader's position. */
   cursor: ReadCursor = { stdout: 0, stderr: 0 };
   /** Kills the process tree and resolves once it is gone; set once the process runs. */
@@ -152,6 +155,7 @@ export class Job {
     if (this.detail !== undefined) snapshot.detail = this.detail;
     if (this.finishedAt) snapshot.finishedAt = this.finishedAt.toISOString();
     if (this.sandbox) snapshot.sandbox = this.sandbox;
+    Object.assign(snapshot, this.limitReport);
     return snapshot;
   }
 }

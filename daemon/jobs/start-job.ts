@@ -304,6 +304,8 @@ async function watchJob(
     stderr: stderr.text,
     stderrTruncated: stderr.truncated,
   });
+  // Read before the settlement is announced, and before the unit's cgroup goes.
+  if (unit !== undefined) job.limitReport = scopes.limitReport(sessionId, unit);
   if (runnerFailed !== undefined) job.settle({ kind: 'runner-failed', reason: runnerFailed });
   else job.settle({ kind: 'exit', exitCode, signal, killRequested: job.killRequested, outputNote });
   if (unit !== undefined) scopes.release(sessionId, unit);

@@ -12,6 +12,7 @@ import type { TerminalOpen } from '../../protocol/methods.js';
 import type { TerminalOpenResult } from '../../protocol/terminal.js';
 import type { DaemonContext } from '../context.js';
 import { confineSpec } from '../handlers/shell.js';
+import { unitLimits } from '../limits/resolve-limits.js';
 import { resolveSpec } from '../resolve.js';
 import { checkRequestedPolicy } from '../sandbox/escalation.js';
 import type { Session } from '../sessions.js';
@@ -71,6 +72,8 @@ export async function openTerminal(
   const refused = checkRequestedPolicy(params.sandboxPolicy, session.id, session.sandbox);
   if (refused) return refused;
   const config = session.config;
+  const limits = unitLimits(session.limits, params.limits, config, daemon.processes.scopes.limitsCapability);
+  if (limits instanceof ExecdError) return limits;
   const spec = resolveSpec(
     {
       sessionId: session.id,
@@ -111,6 +114,8 @@ export async function openTerminal(
   const confinement = confineSpec(daemon, spec, session.id);
   if (confinement instanceof ExecdError) return confinement;
   const launched = confinement?.argv ?? argv;
+  const unlimited = scopes.prepareUnit(session.id, id, limits);
+  if (unlimited) return unlimited;
 
   const terminal = new Terminal({
     id,
@@ -138,6 +143,7 @@ export async function openTerminal(
     );
     terminal.attachPty(pty);
   } catch (error) {
+    scopes.release(session.id, id);
     return new ExecdError('SPAWN_FAILED', `cannot start ${argv[0]} on a PTY: ${(error as Error).message}`);
   }
   daemon.terminals.add(terminal);
