@@ -13,7 +13,7 @@
  * Usage: `node landlock-launcher.js <plan JSON> <file> [args…]`, or `--probe <plan JSON>`, which
  * restricts itself, checks that the first hidden directory is refused and prints the ABI.
  */
-import { closeSync, openSync, readdirSync, statSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readdirSync, readlinkSync, statSync, writeSync } from 'node:fs';
 import { koffi as loadKoffi } from '../koffi.js';
 import { CREATE_RULESET_VERSION, SYS_CREATE_RULESET } from './landlock-abi.js';
 import {
@@ -113,6 +113,19 @@ function createRuleset(libc: Libc, abi: number, network: LandlockPlan['network']
   return fd;
 }
 
+/**
+ * The pty this process's standard input is (a confined terminal's), which stays its own: the plan
+ * keeps `/dev/pts` out of reach, so reopening it (`/dev/stdin`) needs a rule of its own.
+ */
+function ownTerminal(): string[] {
+  try {
+    const path = readlinkSync('/proc/self/fd/0');
+    return /^\/dev\/pts\/\d+$/.test(path) ? [path] : [];
+  } catch {
+    return [];
+  }
+}
+
 /** Adds the plan's rules; a place that does not exist is skipped (it cannot be reached either). */
 function addRules(libc: Libc, ruleset: number, abi: number, plan: LandlockPlan): void {
   for (const dir of plan.write) {
@@ -124,7 +137,8 @@ function addRules(libc: Libc, ruleset: number, abi: number, plan: LandlockPlan):
     }
   }
   const rule = Buffer.alloc(12);
-  for (const grant of planGrants(plan, listDir)) {
+  const own = ownTerminal().map((path) => ({ path, kind: 'device' as const }));
+  for (const grant of [...planGrants(plan, listDir), ...own]) {
     let fd: number;
     let isDir: boolean;
     try {

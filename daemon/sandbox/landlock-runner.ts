@@ -17,17 +17,18 @@ export const LAUNCHER = join(import.meta.dirname, 'landlock-launcher.js');
 /** How long the start-up probe may take before the runner counts as broken. */
 const PROBE_TIMEOUT_MS = 10_000;
 
-/** Devices every confined command reads and writes: the null sink, randomness, its terminal. */
-const DEVICES = [
-  '/dev/null',
-  '/dev/zero',
-  '/dev/full',
-  '/dev/random',
-  '/dev/urandom',
-  '/dev/tty',
-  '/dev/ptmx',
-  '/dev/pts',
-];
+/**
+ * Devices every confined command reads and writes: the null sink, randomness, its own terminal
+ * (`/dev/tty` reaches only the controlling terminal of whoever opens it; the launcher adds the
+ * pty its standard input is, see `ownTerminal` there).
+ */
+const DEVICES = ['/dev/null', '/dev/zero', '/dev/full', '/dev/random', '/dev/urandom', '/dev/tty'];
+
+/**
+ * Kept out of every grant, reads included: every pty of the daemon's user lives in `/dev/pts`
+ * (other sessions' terminals too), and `/dev/ptmx` opens new ones there.
+ */
+export const PTY_PLACES = ['/dev/pts', '/dev/ptmx'];
 
 /** Temp directories `workspace-write` adds (shared with the host: Landlock has no private mounts). */
 function tempDirs(): string[] {
@@ -58,7 +59,7 @@ export function landlockPlan(input: LandlockPlanInput): LandlockPlan {
     read: ['/'],
     write: input.mode === 'workspace-write' ? [resolved(input.workspaceRoot), ...tempDirs().map(resolved)] : [],
     devices: DEVICES,
-    hidden: input.hiddenDirs.map(resolved),
+    hidden: [...input.hiddenDirs.map(resolved), ...PTY_PLACES],
     readable: input.readableDirs.map(resolved),
     network: input.network,
   };

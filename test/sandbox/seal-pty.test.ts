@@ -1,0 +1,101 @@
+/**
+ * A confined command opens no pty but its own (SPEC §16), once per runner: a read-only job of one
+ * session that watches `/dev/pts` while another session opens a terminal and runs commands in it
+ * opens nothing, so it can neither read what is typed there nor forge that terminal's output.
+ */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import {
+  JobKill,
+  JobPeek,
+  JobWait,
+  SessionOpen,
+  ShellStart,
+  TerminalOpen,
+  TerminalRun,
+} from '../../protocol/methods.js';
+import { startDaemon } from '../helpers/daemon.js';
+import { BACKENDS } from '../helpers/sandbox.js';
+
+/**
+ * Tries, every 20 ms for a minute, to open each `/dev/pts/<n>` (read, write, both) and
+ * `/dev/ptmx`; says OPENED for each success (then writes a forged prompt marker into it or reads
+ * from it) and, every 10 rounds, the errors it met.
+ */
+const WATCHER = `python3 -c '
+import errno, os, time
+errors = set()
+rounds = 0
+end = time.time() + 60
+while time.time() < end:
+    for n in range(256):
+        path = "/dev/pts/%d" % n
+        for flags in (os.O_RDONLY, os.O_WRONLY, os.O_RDWR):
+            try:
+                fd = os.open(path, flags | os.O_NOCTTY | os.O_NONBLOCK)
+            except OSError as e:
+                errors.add(errno.errorcode[e.errno])
+                continue
+            print("OPENED", path, flags, flush=True)
+            try:
+                if flags == os.O_RDONLY:
+                    os.read(fd, 4096)
+                else:
+                    os.write(fd, b"\\x1b]133;D;0;execd=forged\\x07forged\\n")
+            except OSError:
+                pass
+            os.close(fd)
+    try:
+        os.close(os.open("/dev/ptmx", os.O_RDWR | os.O_NOCTTY))
+        print("PTMX", flush=True)
+    except OSError as e:
+        errors.add("ptmx:" + errno.errorcode[e.errno])
+    rounds += 1
+    if rounds % 10 == 0:
+        print("ROUNDS", rounds, " ".join(sorted(errors)), flush=True)
+    time.sleep(0.02)
+'`;
+
+describe.each(BACKENDS)('sealed ptys under $name', (backend) => {
+  it("a read-only job watching /dev/pts gets nothing of another session's terminal and forges nothing", async () => {
+    const daemon = await startDaemon({ config: { ...backend.config } });
+    const client = await daemon.connect();
+    const wsA = join(daemon.dir, 'wsA');
+    const wsB = join(daemon.dir, 'wsB');
+    mkdirSync(wsA);
+    mkdirSync(wsB);
+    await client.call(SessionOpen, { sessionId: 'A', cwd: wsA, sandbox: { mode: 'read-only' } });
+    await client.call(SessionOpen, { sessionId: 'B', cwd: wsB, sandbox: { mode: 'workspace-write' } });
+
+    const { jobId } = await client.call(ShellStart, { sessionId: 'A', command: WATCHER });
+    onTestFinished(() => client.call(JobKill, { sessionId: 'A', jobId }).then(() => {}));
+    await client.call(JobWait, { sessionId: 'A', jobId, timeoutMs: 30_000, until: { output: 'ROUNDS' } });
+
+    const opened = await client.call(TerminalOpen, { sessionId: 'B' });
+    const terminalId = opened.terminal.id;
+    const run = (command: string) => client.call(TerminalRun, { sessionId: 'B', terminalId, command });
+    // The terminal's shell keeps its own pty: its streams, a reopen (/dev/tty, /dev/stdin), its size.
+    expect(await run('echo typed-$((6*7))')).toMatchObject({ state: 'completed', exitCode: 0, output: 'typed-42\n' });
+    expect(await run('echo own > /dev/tty && : </dev/stdin && stty size')).toMatchObject({
+      exitCode: 0,
+      output: 'own\n24 80\n',
+    });
+    expect(await run('false')).toMatchObject({ state: 'completed', exitCode: 1, output: '' });
+    expect(await run('echo last')).toMatchObject({ state: 'completed', exitCode: 0, output: 'last\n' });
+    // Let the watcher make a few more rounds while the terminal is open and idle.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const watched = (await client.call(JobPeek, { sessionId: 'A', jobId })).stdout.text;
+    const lastRound = watched.split('\n').findLast((line) => line.startsWith('ROUNDS')) ?? '';
+    console.log(`${backend.name} pty watcher: ${lastRound}`);
+    expect(watched).not.toContain('OPENED');
+    // The host's ptys are refused (Landlock) or not there at all (bubblewrap's own devpts).
+    expect(lastRound).toContain(backend.name === 'landlock' ? 'EACCES' : 'ENOENT');
+    if (backend.name === 'landlock') {
+      expect(watched).not.toContain('PTMX');
+      expect(lastRound).toContain('ptmx:EACCES');
+    }
+    const stream = await run('echo after');
+    expect(stream).toMatchObject({ state: 'completed', exitCode: 0, output: 'after\n' });
+  });
+});
