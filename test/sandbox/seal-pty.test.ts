@@ -3,7 +3,7 @@
  * session that watches `/dev/pts` while another session opens a terminal and runs commands in it
  * opens nothing, so it can neither read what is typed there nor forge that terminal's output.
  */
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import {
@@ -57,9 +57,24 @@ while time.time() < end:
     time.sleep(0.02)
 '`;
 
+/**
+ * Starts the daemon in a mount namespace with a devpts of its own, so that the tests' pty
+ * watchers see the ptys of this daemon only, never those of other tests running beside them.
+ * Needs root (to mount), as the machine and `.ci/run` run the suite.
+ */
+const PRIVATE_DEVPTS = [
+  'unshare',
+  '-m',
+  '--',
+  'sh',
+  '-c',
+  'mount -t devpts -o newinstance,ptmxmode=0666,mode=0620 devpts /dev/pts && mount --bind /dev/pts/ptmx /dev/ptmx && exec "$@"',
+  'sh',
+];
+
 describe.each(BACKENDS)('sealed ptys under $name', (backend) => {
   it("a read-only job watching /dev/pts gets nothing of another session's terminal and forges nothing", async () => {
-    const daemon = await startDaemon({ config: { ...backend.config } });
+    const daemon = await startDaemon({ config: { ...backend.config }, launcher: PRIVATE_DEVPTS });
     const client = await daemon.connect();
     const wsA = join(daemon.dir, 'wsA');
     const wsB = join(daemon.dir, 'wsB');
@@ -86,7 +101,7 @@ describe.each(BACKENDS)('sealed ptys under $name', (backend) => {
     // Let the watcher make a few more rounds while the terminal is open and idle.
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     const watched = (await client.call(JobPeek, { sessionId: 'A', jobId })).stdout.text;
-    const lastRound = watched.split('\n').findLast((line) => line.startsWith('ROUNDS')) ?? '';
+    const lastRound = watched.split('\n').filter((line) => line.startsWith('ROUNDS')).at(-1) ?? '';
     console.log(`${backend.name} pty watcher: ${lastRound}`);
     expect(watched).not.toContain('OPENED');
     // The host's ptys are refused (Landlock) or not there at all (bubblewrap's own devpts).
@@ -97,5 +112,65 @@ describe.each(BACKENDS)('sealed ptys under $name', (backend) => {
     }
     const stream = await run('echo after');
     expect(stream).toMatchObject({ state: 'completed', exitCode: 0, output: 'after\n' });
+  });
+});
+
+/**
+ * Opens each pty that appears in `/dev/pts` at once and reads it from a thread of its own, waiting
+ * in `select`, for 1.5 s (it must not steal the later `terminal/run` lines): says SAW with what it caught
+ * of a private marker or a setup line.
+ */
+const CATCHER = `python3 -c '
+import os, select, threading, time
+def catch(name):
+    try:
+        fd = os.open("/dev/pts/" + name, os.O_RDONLY | os.O_NOCTTY)
+    except OSError:
+        return
+    print("OPENED", name, flush=True)
+    end = time.time() + 1.5
+    while time.time() < end:
+        if select.select([fd], [], [], 0.05)[0]:
+            try:
+                data = os.read(fd, 65536)
+            except OSError:
+                break
+            if b"execd=" in data or b"PROMPT_COMMAND" in data:
+                print("SAW", data, flush=True)
+    os.close(fd)
+seen = set(os.listdir("/dev/pts"))
+print("WATCHING", flush=True)
+end = time.time() + 30
+while time.time() < end:
+    for name in set(os.listdir("/dev/pts")) - seen:
+        seen.add(name)
+        threading.Thread(target=catch, args=(name,), daemon=True).start()
+    time.sleep(0.001)
+'`;
+
+describe('the terminal start-up secret', () => {
+  it('never travels as terminal input: a reader of each new pty catches nothing; the setup file is gone once read', async () => {
+    const daemon = await startDaemon({ launcher: PRIVATE_DEVPTS });
+    const client = await daemon.connect();
+    const unconfined = { mode: 'danger-full-access' } as const;
+    await client.call(SessionOpen, { sessionId: 'A', cwd: daemon.dir, sandbox: unconfined });
+    await client.call(SessionOpen, { sessionId: 'B', cwd: daemon.dir, sandbox: unconfined });
+    const { jobId } = await client.call(ShellStart, { sessionId: 'A', command: CATCHER });
+    onTestFinished(() => client.call(JobKill, { sessionId: 'A', jobId }).then(() => {}));
+    await client.call(JobWait, { sessionId: 'A', jobId, timeoutMs: 30_000, until: { output: 'WATCHING' } });
+
+    const opened = await client.call(TerminalOpen, { sessionId: 'B' });
+    const terminalId = opened.terminal.id;
+    await client.call(JobWait, { sessionId: 'A', jobId, timeoutMs: 10_000, until: { output: 'OPENED' } });
+    const spill = join(daemon.stateDir, 'spill', 'B');
+    expect(readdirSync(spill).filter((name) => name.endsWith('.setup'))).toEqual([]);
+    // Past the catcher's reading window, the shell answers runs with its own markers.
+    await new Promise((resolve) => setTimeout(resolve, 1_600));
+    const run = await client.call(TerminalRun, { sessionId: 'B', terminalId, command: 'echo ran' });
+    expect(run).toMatchObject({ state: 'completed', exitCode: 0, output: 'ran\n' });
+    const caught = (await client.call(JobPeek, { sessionId: 'A', jobId })).stdout.text;
+    console.log(`pty catcher: ${caught.trim().replace(/\n/g, ' | ')}`);
+    expect(caught).toContain('OPENED');
+    expect(caught).not.toContain('SAW');
   });
 });
