@@ -160,11 +160,11 @@ function addRules(libc: Libc, ruleset: number, abi: number, plan: LandlockPlan):
   }
 }
 
-/** Installs the seccomp filter that refuses new Unix sockets (see unix-socket-filter.ts). */
-function refuseUnixSockets(libc: Libc): void {
+/** Installs the seccomp filter that refuses new Unix sockets, and every socket under `network: 'off'` (see unix-socket-filter.ts). */
+function refuseSockets(libc: Libc, network: LandlockPlan['network']): void {
   let program: Buffer;
   try {
-    program = unixSocketFilter(process.arch);
+    program = unixSocketFilter(process.arch, network);
   } catch (error) {
     throw new LaunchError((error as Error).message);
   }
@@ -202,7 +202,7 @@ function restrict(libc: Libc, plan: LandlockPlan): number {
       ) !== 0
     )
       fail(libc, 'prctl(PR_SET_NO_NEW_PRIVS)');
-    refuseUnixSockets(libc);
+    refuseSockets(libc, plan.network);
     if (Number(libc.syscall(SYS_RESTRICT_SELF, 'int', ruleset, 'uint32_t', 0)) < 0)
       fail(libc, 'landlock_restrict_self');
   } finally {

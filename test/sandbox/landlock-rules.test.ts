@@ -107,4 +107,20 @@ describe('unixSocketFilter', () => {
     expect(program.readUInt32LE(program.length - 12)).toBe(0x7fff0000);
     expect(program.readUInt32LE(program.length - 4)).toBe(0x0005000d);
   });
+
+  it("under network 'off' refuses socket(2) outright and lets only an AF_UNIX socketpair through", () => {
+    const program = unixSocketFilter('x64', 'off');
+    const instructions = Array.from({ length: program.length / 8 }, (_, i) => ({
+      code: program.readUInt16LE(i * 8),
+      jt: program.readUInt8(i * 8 + 2),
+      k: program.readUInt32LE(i * 8 + 4),
+      at: i,
+    }));
+    const target = (i: { at: number; jt: number }) => instructions[i.at + 1 + i.jt]!;
+    const onSocket = instructions.find((i) => i.code === 0x15 && i.k === 41)!;
+    expect(target(onSocket)).toMatchObject({ code: 0x06, k: 0x0005000d });
+    expect(instructions.some((i) => i.code === 0x15 && i.k === 53)).toBe(true);
+    expect(program.readUInt32LE(program.length - 4)).toBe(0x0005000d);
+    expect(unixSocketFilter('x64', 'on').equals(unixSocketFilter('x64'))).toBe(true);
+  });
 });
