@@ -13,7 +13,7 @@ import { hiddenPaths } from '../sandbox/hidden-paths.js';
 import { isConfined } from '../sandbox/modes.js';
 import { confine, sandboxUnavailable, type Confinement } from '../sandbox/runner.js';
 import { recordReportedOutputs } from '../state/output-files.js';
-import { sessionSpillDir } from '../session-lifecycle.js';
+import { sessionSpillDir, sessionTempDir } from '../session-lifecycle.js';
 import { dropCapture, openRunStdin, progressSender } from './shell-stream.js';
 import { runYielding } from './yield-run.js';
 
@@ -91,6 +91,7 @@ export function confineSpec(
     hiddenDirs: hidden.dirs,
     hiddenFiles: hidden.files,
     spillDir: sessionSpillDir(daemon, sessionId),
+    tempDir: sessionTempDir(daemon, sessionId),
   });
 }
 

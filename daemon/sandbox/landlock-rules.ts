@@ -92,6 +92,8 @@ export interface LandlockPlan {
   hidden: string[];
   /** Directories inside hidden ones that stay readable (the session's spill directory). */
   readable: string[];
+  /** Directories inside hidden ones that are writable (the session's private temp dir in `workspace-write`). */
+  ownWrite?: string[];
   /** `off`: every TCP connect and bind is refused. */
   network: 'on' | 'off';
 }
@@ -134,6 +136,7 @@ export function planGrants(plan: LandlockPlan, list: ListDir): Grant[] {
     ...plan.read.flatMap((dir) => expandGrant(dir, 'read', plan.hidden, list)),
     ...plan.write.flatMap((dir) => expandGrant(dir, 'write', plan.hidden, list)),
     ...plan.readable.map((path): Grant => ({ path, kind: 'read' })),
+    ...(plan.ownWrite ?? []).map((path): Grant => ({ path, kind: 'write' })),
     ...plan.devices.map((path): Grant => ({ path, kind: 'device' })),
   ];
 }

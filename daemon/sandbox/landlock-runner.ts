@@ -3,7 +3,7 @@
  * <argv…>`, which confines itself and execs the command in place. This module builds that argv
  * and the launcher's environment, and probes at start-up whether the kernel lets it run.
  */
-import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SandboxGuarantee } from '../../protocol/sandbox.js';
@@ -30,11 +30,6 @@ const DEVICES = ['/dev/null', '/dev/zero', '/dev/full', '/dev/random', '/dev/ura
  */
 export const PTY_PLACES = ['/dev/pts', '/dev/ptmx'];
 
-/** Temp directories `workspace-write` adds (shared with the host: Landlock has no private mounts). */
-function tempDirs(): string[] {
-  return [...new Set([tmpdir(), '/dev/shm'])].filter((dir) => existsSync(dir));
-}
-
 /** A path as the kernel sees it: rules and hidden-path checks compare resolved paths. */
 function resolved(path: string): string {
   try {
@@ -50,17 +45,26 @@ export interface LandlockPlanInput {
   workspaceRoot: string;
   hiddenDirs: string[];
   readableDirs: string[];
+  /** The session's private temp dir (inside a hidden dir): writable in `workspace-write`, readable in `read-only`. */
+  tempDir?: string;
   network: 'on' | 'off';
 }
 
-/** The launcher's plan: read everything but the hidden dirs; in `workspace-write` write the workspace and temp dirs. */
+/**
+ * The launcher's plan: read everything but the hidden dirs; in `workspace-write` write the
+ * workspace and the session's own temp dir — not the host's temp dir nor `/dev/shm`, which every
+ * session shares (another session's workspace may live there).
+ */
 export function landlockPlan(input: LandlockPlanInput): LandlockPlan {
+  const writes = input.mode === 'workspace-write';
+  const temp = input.tempDir === undefined ? [] : [resolved(input.tempDir)];
   return {
     read: ['/'],
-    write: input.mode === 'workspace-write' ? [resolved(input.workspaceRoot), ...tempDirs().map(resolved)] : [],
+    write: writes ? [resolved(input.workspaceRoot)] : [],
     devices: DEVICES,
     hidden: [...input.hiddenDirs.map(resolved), ...PTY_PLACES],
-    readable: input.readableDirs.map(resolved),
+    readable: [...input.readableDirs.map(resolved), ...(writes ? [] : temp)],
+    ownWrite: writes ? temp : [],
     network: input.network,
   };
 }

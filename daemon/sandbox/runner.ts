@@ -13,7 +13,7 @@ import type { SandboxBackend, SandboxBackendInfo, SandboxGuarantee, SandboxMode 
 import type { ExecSpec, SandboxReport } from '../../protocol/types.js';
 import { ensurePrivateDir } from '../../spill/spill-file.js';
 import type { TerminateOptions } from '../executor/kill.js';
-import { bwrapArgv } from './bwrap-args.js';
+import { bwrapArgv, PRIVATE_TMP } from './bwrap-args.js';
 import { BWRAP_SIGNATURES, LANDLOCK_SIGNATURES } from './denial.js';
 import { landlockAbiHere } from './landlock-abi.js';
 import { landlockGuarantees, landlockLaunch, landlockPlan, probeLandlock } from './landlock-runner.js';
@@ -66,6 +66,8 @@ export interface DaemonPlaces {
   hiddenFiles: string[];
   /** The session's spill directory. */
   spillDir: string;
+  /** The session's private temp dir (Landlock: its `TMPDIR`, inside the state dir); optional for other callers. */
+  tempDir?: string;
 }
 
 /** Runs a bwrap with the confined layout once; resolves undefined when it works, else the reason. */
@@ -220,6 +222,13 @@ export function confine(
   }
   const root = workspaceRoot ?? spec.workdir;
   if (runner.backend === 'landlock') {
+    if (places.tempDir !== undefined) {
+      try {
+        ensurePrivateDir(places.tempDir);
+      } catch (error) {
+        return sandboxUnavailable(mode, `cannot create the session's temp directory: ${(error as Error).message}`);
+      }
+    }
     const plan = landlockPlan({
       mode,
       workspaceRoot: root,
@@ -227,9 +236,12 @@ export function confine(
       // granting its siblings instead of its parent.
       hiddenDirs: [...places.hiddenDirs, ...places.hiddenFiles],
       readableDirs: [places.spillDir],
+      ...(places.tempDir === undefined ? {} : { tempDir: places.tempDir }),
       network,
     });
-    const launch = landlockLaunch(plan, spec.argv, spec.env);
+    // The session's own temp dir: the host's is not writable under Landlock (see landlockPlan).
+    const env = places.tempDir === undefined ? spec.env : { ...spec.env, TMPDIR: places.tempDir };
+    const launch = landlockLaunch(plan, spec.argv, env);
     // The launcher execs the command in place: the shell leads the group like an unconfined one.
     return { mode, enforcement: 'landlock', ...launch, denialSignatures: LANDLOCK_SIGNATURES, terminate: {} };
   }
@@ -250,6 +262,8 @@ export function confine(
     mode,
     enforcement: 'bwrap',
     argv,
+    // The command's private /tmp (a fresh tmpfs), whatever TMPDIR the session's environment names.
+    env: { ...spec.env, TMPDIR: PRIVATE_TMP },
     denialSignatures: BWRAP_SIGNATURES,
     terminate: { spareLeaderOnTerm: true },
   };

@@ -101,7 +101,11 @@ describe.each(BACKENDS)('sealed ptys under $name', (backend) => {
     // Let the watcher make a few more rounds while the terminal is open and idle.
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     const watched = (await client.call(JobPeek, { sessionId: 'A', jobId })).stdout.text;
-    const lastRound = watched.split('\n').filter((line) => line.startsWith('ROUNDS')).at(-1) ?? '';
+    const lastRound =
+      watched
+        .split('\n')
+        .filter((line) => line.startsWith('ROUNDS'))
+        .at(-1) ?? '';
     console.log(`${backend.name} pty watcher: ${lastRound}`);
     expect(watched).not.toContain('OPENED');
     // The host's ptys are refused (Landlock) or not there at all (bubblewrap's own devpts).
