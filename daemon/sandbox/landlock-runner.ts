@@ -7,6 +7,7 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SandboxGuarantee } from '../../protocol/sandbox.js';
+import { isInside } from './bwrap-args.js';
 import { launcherEnv, NET_ABI, type LandlockPlan } from './landlock-rules.js';
 import type { ConfinedMode } from './modes.js';
 import { runProbe } from './probe-process.js';
@@ -67,6 +68,24 @@ export function landlockPlan(input: LandlockPlanInput): LandlockPlan {
     ownWrite: writes ? temp : [],
     network: input.network,
   };
+}
+
+/**
+ * Why Landlock cannot enforce this plan's mode, or undefined: a `workspace-write` workspace that
+ * contains one of the daemon's hidden places (the state dir, the socket's directory, a secret
+ * file) could only be granted around it, entry by entry, so the workspace's own directory would
+ * not be writable (no new file at its top). Refused, never half-enforced.
+ */
+export function landlockRefusal(input: LandlockPlanInput): string | undefined {
+  if (input.mode !== 'workspace-write') return undefined;
+  const workspace = resolved(input.workspaceRoot);
+  const inside = input.hiddenDirs.find((dir) => isInside(resolved(dir), workspace));
+  if (inside === undefined) return undefined;
+  return (
+    `the workspace ${workspace} contains the daemon's ${inside}, which Landlock can keep out of reach only ` +
+    'by leaving the workspace itself unwritable; move the state directory (EXECD_STATE_DIR) and the socket ' +
+    '(EXECD_SOCKET) outside the workspace, or use bubblewrap'
+  );
 }
 
 /** The argv and environment that start `inner` confined by `plan`. */

@@ -16,7 +16,7 @@ import type { TerminateOptions } from '../executor/kill.js';
 import { bwrapArgv, PRIVATE_TMP } from './bwrap-args.js';
 import { BWRAP_SIGNATURES, LANDLOCK_SIGNATURES } from './denial.js';
 import { landlockAbiHere } from './landlock-abi.js';
-import { landlockGuarantees, landlockLaunch, landlockPlan, probeLandlock } from './landlock-runner.js';
+import { landlockGuarantees, landlockLaunch, landlockPlan, landlockRefusal, probeLandlock } from './landlock-runner.js';
 import { enforceableModes, isConfined, type ConfinedMode } from './modes.js';
 import { runProbe } from './probe-process.js';
 
@@ -229,7 +229,7 @@ export function confine(
         return sandboxUnavailable(mode, `cannot create the session's temp directory: ${(error as Error).message}`);
       }
     }
-    const plan = landlockPlan({
+    const input = {
       mode,
       workspaceRoot: root,
       // Landlock only allows: a secret file is kept out of reach like a hidden directory, by
@@ -238,7 +238,10 @@ export function confine(
       readableDirs: [places.spillDir],
       ...(places.tempDir === undefined ? {} : { tempDir: places.tempDir }),
       network,
-    });
+    };
+    const refusal = landlockRefusal(input);
+    if (refusal !== undefined) return sandboxUnavailable(mode, refusal);
+    const plan = landlockPlan(input);
     // The session's own temp dir: the host's is not writable under Landlock (see landlockPlan).
     const env = places.tempDir === undefined ? spec.env : { ...spec.env, TMPDIR: places.tempDir };
     const launch = landlockLaunch(plan, spec.argv, env);
