@@ -21,14 +21,19 @@ export function ownedDir(path: string): string {
   return path;
 }
 
-/** An unprivileged daemon on a temp dir of its user's (removed after the test), and a workspace in it. */
-export async function startUnprivilegedDaemon(): Promise<{ daemon: TestDaemon; base: string; workspace: string }> {
+/**
+ * An unprivileged daemon on a temp dir of its user's (removed after the test), and a workspace in
+ * it; `outer` runs before the unprivileged condition is entered (a command that execs its arguments).
+ */
+export async function startUnprivilegedDaemon(
+  outer: string[] = [],
+): Promise<{ daemon: TestDaemon; base: string; workspace: string }> {
   if (process.getuid?.() !== 0) throw new Error('this test needs root: it writes the uid/gid maps of the namespace');
   const base = ownedDir(mkdtempSync(join(tmpdir(), 'execd-unpriv-')));
   onTestFinished(() => rmSync(base, { recursive: true, force: true }));
   const workspace = ownedDir(join(base, 'ws'));
   const daemon = await startDaemon({
-    launcher: ['bash', UNPRIVILEGED],
+    launcher: [...outer, 'bash', UNPRIVILEGED],
     socketPath: join(base, 'run', 'execd.sock'),
     stateDir: join(base, 'state'),
   });

@@ -15,7 +15,8 @@ import {
   TerminalOpen,
   TerminalRun,
 } from '../../protocol/methods.js';
-import { startDaemon } from '../helpers/daemon.js';
+import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
+import { ownedDir, startUnprivilegedDaemon } from '../helpers/unprivileged-daemon.js';
 import { BACKENDS } from '../helpers/sandbox.js';
 
 /**
@@ -72,14 +73,41 @@ const PRIVATE_DEVPTS = [
   'sh',
 ];
 
-describe.each(BACKENDS)('sealed ptys under $name', (backend) => {
+/** A runner under test, and how its daemon starts (in a devpts of its own) with two workspaces. */
+interface PtyVariant {
+  name: string;
+  backend: 'bwrap' | 'landlock';
+  start: () => Promise<{ daemon: TestDaemon; wsA: string; wsB: string }>;
+}
+
+const VARIANTS: PtyVariant[] = [
+  ...BACKENDS.map((backend): PtyVariant => ({
+    name: backend.name,
+    backend: backend.name,
+    start: async () => {
+      const daemon = await startDaemon({ config: { ...backend.config }, launcher: PRIVATE_DEVPTS });
+      const [wsA, wsB] = [join(daemon.dir, 'wsA'), join(daemon.dir, 'wsB')];
+      mkdirSync(wsA);
+      mkdirSync(wsB);
+      return { daemon, wsA, wsB };
+    },
+  })),
+  {
+    name: 'landlock, unprivileged',
+    backend: 'landlock',
+    start: async () => {
+      const { daemon, base } = await startUnprivilegedDaemon(PRIVATE_DEVPTS);
+      return { daemon, wsA: ownedDir(join(base, 'wsA')), wsB: ownedDir(join(base, 'wsB')) };
+    },
+  },
+];
+
+describe.each(VARIANTS)('sealed ptys under $name', (variant) => {
+  const backend = { name: variant.backend };
   it("a read-only job watching /dev/pts gets nothing of another session's terminal and forges nothing", async () => {
-    const daemon = await startDaemon({ config: { ...backend.config }, launcher: PRIVATE_DEVPTS });
+    const { daemon, wsA, wsB } = await variant.start();
     const client = await daemon.connect();
-    const wsA = join(daemon.dir, 'wsA');
-    const wsB = join(daemon.dir, 'wsB');
-    mkdirSync(wsA);
-    mkdirSync(wsB);
+    if (variant.name.includes('unprivileged')) expect(client.info.capabilities.sandbox.backend).toBe('landlock');
     await client.call(SessionOpen, { sessionId: 'A', cwd: wsA, sandbox: { mode: 'read-only' } });
     await client.call(SessionOpen, { sessionId: 'B', cwd: wsB, sandbox: { mode: 'workspace-write' } });
 
@@ -106,7 +134,7 @@ describe.each(BACKENDS)('sealed ptys under $name', (backend) => {
         .split('\n')
         .filter((line) => line.startsWith('ROUNDS'))
         .at(-1) ?? '';
-    console.log(`${backend.name} pty watcher: ${lastRound}`);
+    console.log(`${variant.name} pty watcher: ${lastRound}`);
     expect(watched).not.toContain('OPENED');
     // The host's ptys are refused (Landlock) or not there at all (bubblewrap's own devpts).
     expect(lastRound).toContain(backend.name === 'landlock' ? 'EACCES' : 'ENOENT');
