@@ -5,12 +5,13 @@
  * program that writes `/tmp` directly gets differs by runner (bubblewrap: a private tmpfs per
  * command; Landlock: refused).
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { SessionClose, SessionOpen } from '../../protocol/methods.js';
-import { startDaemon } from '../helpers/daemon.js';
+import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
+import { ownedDir, startUnprivilegedDaemon, UNPRIVILEGED_UID } from '../helpers/unprivileged-daemon.js';
 import { BACKENDS } from '../helpers/sandbox.js';
 
 /** A fresh directory directly in the system temp dir, removed after the test. */
@@ -20,14 +21,41 @@ function tempWorkspace(name: string): string {
   return dir;
 }
 
-describe.each(BACKENDS)('sessions sealed from each other under $name', (backend) => {
+/** A runner under test and how its daemon starts; `owned` when its workspaces must belong to uid 1000. */
+interface SessionsVariant {
+  name: string;
+  backend: 'bwrap' | 'landlock';
+  start: () => Promise<TestDaemon>;
+  owned: boolean;
+}
+
+const VARIANTS: SessionsVariant[] = [
+  ...BACKENDS.map((backend): SessionsVariant => ({
+    name: backend.name,
+    backend: backend.name,
+    start: () => startDaemon({ config: { ...backend.config } }),
+    owned: false,
+  })),
+  {
+    name: 'landlock, unprivileged',
+    backend: 'landlock',
+    start: async () => (await startUnprivilegedDaemon()).daemon,
+    owned: true,
+  },
+];
+
+describe.each(VARIANTS)('sessions sealed from each other under $name', (variant) => {
+  const backend = { name: variant.backend };
   it("two sessions with workspaces under /tmp: neither writes the other's workspace or temp dir", async () => {
-    const daemon = await startDaemon({ config: { ...backend.config } });
+    const daemon = await variant.start();
     const client = await daemon.connect();
-    const workspaces = { A: tempWorkspace('wsA'), B: tempWorkspace('wsB') };
+    expect(client.info.capabilities.sandbox.backend).toBe(variant.backend);
+    const workspace = (name: string) => (variant.owned ? ownedDir(tempWorkspace(name)) : tempWorkspace(name));
+    const workspaces = { A: workspace('wsA'), B: workspace('wsB') };
     for (const [sessionId, cwd] of Object.entries(workspaces)) {
       await client.call(SessionOpen, { sessionId, cwd, sandbox: { mode: 'workspace-write' } });
       writeFileSync(join(cwd, 'kept.txt'), `${sessionId}\n`);
+      if (variant.owned) chownSync(join(cwd, 'kept.txt'), UNPRIVILEGED_UID, UNPRIVILEGED_UID);
     }
     const run = (sessionId: string, command: string) => client.run({ sessionId, command });
 
@@ -40,7 +68,7 @@ describe.each(BACKENDS)('sessions sealed from each other under $name', (backend)
       expect(content).toBe('mine');
       temps[sessionId] = temp!;
     }
-    console.log(`${backend.name} TMPDIR: A ${temps.A}, B ${temps.B}`);
+    console.log(`${variant.name} TMPDIR: A ${temps.A}, B ${temps.B}`);
     if (backend.name === 'landlock') {
       expect(temps.A).toBe(join(daemon.stateDir, 'tmp', 'A'));
       expect(temps.B).toBe(join(daemon.stateDir, 'tmp', 'B'));
@@ -79,7 +107,7 @@ describe.each(BACKENDS)('sessions sealed from each other under $name', (backend)
     const direct = `/tmp/execd-direct-${process.pid}-${Date.now()}`;
     onTestFinished(() => rmSync(direct, { force: true }));
     const written = await run('A', `echo d > ${direct} && cat ${direct}`);
-    console.log(`${backend.name} write to /tmp directly: exit ${written.exitCode}, denied ${written.sandbox?.denied}`);
+    console.log(`${variant.name} write to /tmp directly: exit ${written.exitCode}, denied ${written.sandbox?.denied}`);
     if (backend.name === 'bwrap') expect(written).toMatchObject({ exitCode: 0, stdout: { text: 'd\n' } });
     else expect(written.sandbox?.denied).toBe(true);
     expect(existsSync(direct)).toBe(false);
