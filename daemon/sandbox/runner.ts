@@ -5,7 +5,7 @@
  * (a launcher process) does not hold up the daemon's start: until it answers, `initialize` reports
  * what the kernel offers, and a confined command waits for the probe's answer.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ExecdError } from '../../protocol/errors.js';
@@ -13,7 +13,7 @@ import type { SandboxBackend, SandboxBackendInfo, SandboxGuarantee, SandboxMode 
 import type { ExecSpec, SandboxReport } from '../../protocol/types.js';
 import { ensurePrivateDir } from '../../spill/spill-file.js';
 import type { TerminateOptions } from '../executor/kill.js';
-import { bwrapArgv, PRIVATE_TMP } from './bwrap-args.js';
+import { bwrapArgv, isInside, PRIVATE_TMP } from './bwrap-args.js';
 import { BWRAP_SIGNATURES, LANDLOCK_SIGNATURES } from './denial.js';
 import { landlockAbiHere } from './landlock-abi.js';
 import { landlockGuarantees, landlockLaunch, landlockPlan, landlockRefusal, probeLandlock } from './landlock-runner.js';
@@ -221,6 +221,12 @@ export function confine(
     return sandboxUnavailable(mode, `cannot create the session's spill directory: ${(error as Error).message}`);
   }
   const root = workspaceRoot ?? spec.workdir;
+  const holder = hiddenHolder(root, places.hiddenDirs);
+  if (holder !== undefined)
+    return sandboxUnavailable(
+      mode,
+      `the workspace ${root} lies inside the daemon's ${holder}, which every confined command is kept out of; choose a workspace outside the state directory and the socket's directory`,
+    );
   if (runner.backend === 'landlock') {
     if (places.tempDir !== undefined) {
       try {
@@ -270,6 +276,18 @@ export function confine(
     denialSignatures: BWRAP_SIGNATURES,
     terminate: { spareLeaderOnTerm: true },
   };
+}
+
+/** The hidden directory `path` lies in (compared as the kernel resolves them), or undefined. */
+function hiddenHolder(path: string, hiddenDirs: string[]): string | undefined {
+  const real = (place: string) => {
+    try {
+      return realpathSync(place);
+    } catch {
+      return place;
+    }
+  };
+  return hiddenDirs.find((dir) => isInside(real(path), real(dir)));
 }
 
 /** What a result reports: unconfined runs are never denied; confined ones name their runner. */

@@ -112,4 +112,23 @@ describe.each(BACKENDS)('layouts under $name', (backend) => {
     expect(read.stdout.text).toBe(backend.name === 'bwrap' ? 'sub.txt\n' : '');
     expect(read.stderr.text).toContain(backend.hiddenError);
   });
+
+  it('a workspace inside the state dir is refused in every confined mode, saying why', async () => {
+    const stateDir = privateDir('state-holds-ws');
+    const daemon = await startDaemon({ config: { ...backend.config }, stateDir });
+    const client = await daemon.connect();
+    const workspace = join(stateDir, 'ws');
+    mkdirSync(workspace);
+    await client.call(SessionOpen, { sessionId: 's1', cwd: workspace, sandbox: { mode: 'workspace-write' } });
+    for (const mode of ['workspace-write', 'read-only'] as const) {
+      const refused = await client.run({ sessionId: 's1', command: 'touch x', sandboxPolicy: { mode } }).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(refused, mode).toBeInstanceOf(ExecdRpcError);
+      expect((refused as ExecdRpcError).errorName).toBe('SANDBOX_UNAVAILABLE');
+      expect((refused as ExecdRpcError).message).toContain('lies inside the daemon');
+    }
+    expect(existsSync(join(workspace, 'x'))).toBe(false);
+  });
 });
