@@ -26,10 +26,15 @@ const PROBE_TIMEOUT_MS = 10_000;
 const DEVICES = ['/dev/null', '/dev/zero', '/dev/full', '/dev/random', '/dev/urandom', '/dev/tty'];
 
 /**
- * Kept out of every grant, reads included: every pty of the daemon's user lives in `/dev/pts`
- * (other sessions' terminals too), and `/dev/ptmx` opens new ones there.
+ * `/dev` is kept out of the read grant of `/`: every pty of the daemon's user lives in `/dev/pts`
+ * (other sessions' terminals too), `/dev/ptmx` opens new ones, and the consoles (`/dev/tty<n>`,
+ * `/dev/vcs*`) are terminals too. Its names stay listable; of its files only the devices above,
+ * its shared-memory directories (read) and the command's own pty (the launcher) are granted.
  */
-export const PTY_PLACES = ['/dev/pts', '/dev/ptmx'];
+const DEV = '/dev';
+
+/** Directories of `/dev` that stay readable. */
+const DEV_READABLE = ['/dev/shm', '/dev/mqueue', '/dev/hugepages'];
 
 /** A path as the kernel sees it: rules and hidden-path checks compare resolved paths. */
 function resolved(path: string): string {
@@ -63,9 +68,10 @@ export function landlockPlan(input: LandlockPlanInput): LandlockPlan {
     read: ['/'],
     write: writes ? [resolved(input.workspaceRoot)] : [],
     devices: DEVICES,
-    hidden: [...input.hiddenDirs.map(resolved), ...PTY_PLACES],
-    readable: [...input.readableDirs.map(resolved), ...(writes ? [] : temp)],
+    hidden: [...input.hiddenDirs.map(resolved), DEV],
+    readable: [...input.readableDirs.map(resolved), ...DEV_READABLE, ...(writes ? [] : temp)],
     ownWrite: writes ? temp : [],
+    listable: [DEV],
     network: input.network,
   };
 }

@@ -11,6 +11,7 @@ import {
   type Entry,
   type ListDir,
 } from '../../daemon/sandbox/landlock-rules.js';
+import { landlockPlan } from '../../daemon/sandbox/landlock-runner.js';
 import { filterSupported, unixSocketFilter } from '../../daemon/sandbox/unix-socket-filter.js';
 
 /** A directory tree as nested objects: a string is a file, `'->'` a symlink. */
@@ -72,6 +73,49 @@ describe('planGrants', () => {
     expect(grants).toContainEqual({ path: '/home/u/.local/state/execd/spill/s1', kind: 'read' });
     expect(grants).toContainEqual({ path: '/dev/null', kind: 'device' });
     expect(grants.map((g) => g.path)).not.toContain('/home/u/.local/state/execd/spill/s2');
+  });
+});
+
+describe('landlockPlan', () => {
+  it("keeps /dev's files and the host's temp dir out; grants the devices, /dev's names and the session's temp dir", () => {
+    const plan = landlockPlan({
+      mode: 'workspace-write',
+      workspaceRoot: '/nonexistent/ws',
+      hiddenDirs: ['/nonexistent/state'],
+      readableDirs: ['/nonexistent/state/spill/s1'],
+      tempDir: '/nonexistent/state/tmp/s1',
+      network: 'on',
+    });
+    expect(plan.write).toEqual(['/nonexistent/ws']);
+    expect(plan.ownWrite).toEqual(['/nonexistent/state/tmp/s1']);
+    expect(plan.devices).toEqual(expect.arrayContaining(['/dev/null', '/dev/tty']));
+    const list = fakeList({ dev: { pts: { '0': 'x' }, ptmx: 'x', null: 'x', tty1: 'x', shm: {} }, etc: {}, tmp: {} });
+    const grants = planGrants(plan, list);
+    expect(grants.filter((grant) => grant.path.startsWith('/dev/pts') || grant.path === '/dev/ptmx')).toEqual([]);
+    expect(grants.filter((grant) => grant.path === '/dev/tty1')).toEqual([]);
+    expect(grants).toEqual(
+      expect.arrayContaining([
+        { path: '/dev', kind: 'list' },
+        { path: '/dev/shm', kind: 'read' },
+        { path: '/dev/null', kind: 'device' },
+        { path: '/tmp', kind: 'read' },
+      ]),
+    );
+    expect(grants.filter((grant) => grant.kind === 'write').map((grant) => grant.path)).toEqual([
+      '/nonexistent/ws',
+      '/nonexistent/state/tmp/s1',
+    ]);
+    const readOnly = landlockPlan({
+      ...{ mode: 'read-only' as const },
+      workspaceRoot: '/nonexistent/ws',
+      hiddenDirs: [],
+      readableDirs: [],
+      tempDir: '/nonexistent/t',
+      network: 'on',
+    });
+    expect(readOnly.write).toEqual([]);
+    expect(readOnly.ownWrite).toEqual([]);
+    expect(readOnly.readable).toContain('/nonexistent/t');
   });
 });
 
