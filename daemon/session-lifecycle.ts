@@ -41,6 +41,18 @@ export function sessionSpillDir(daemon: DaemonContext, sessionId: string): strin
 }
 
 /**
+ * The private temp dir of one session (its confined commands' `TMPDIR` under Landlock): a direct
+ * child of `<stateDir>/tmp`, inside the state dir that confined commands cannot reach, so only the
+ * session's own commands are granted it.
+ */
+export function sessionTempDir(daemon: DaemonContext, sessionId: string): string {
+  const root = join(daemon.stateDir, 'tmp');
+  const dir = join(root, sessionDirName(sessionId));
+  if (dirname(dir) !== root) throw new Error(`session directory escapes the temp root: ${sessionId}`);
+  return dir;
+}
+
+/**
  * Deletes a session's directory. A symlink planted in its place is removed itself, never followed
  * (fs.rm does not traverse symlinks); nothing is removed while the spill root itself is not a real
  * directory, since the path would lead through it.
@@ -70,6 +82,7 @@ export async function closeSession(daemon: DaemonContext, sessionId: string): Pr
   const dir = sessionSpillDir(daemon, sessionId);
   const removedFiles = await countFiles(dir);
   await removeSessionDir(dir);
+  await removeSessionDir(sessionTempDir(daemon, sessionId));
   daemon.log.info({ sessionId, killedJobs, closedTerminals, removedFiles, escaped }, 'session closed');
   return { killedJobs, closedTerminals, removedFiles };
 }

@@ -19,7 +19,7 @@ import { hiddenPaths } from '../sandbox/hidden-paths.js';
 import { isConfined } from '../sandbox/modes.js';
 import { confine, sandboxUnavailable, type Confinement } from '../sandbox/runner.js';
 import { recordReportedOutputs } from '../state/output-files.js';
-import { sessionSpillDir } from '../session-lifecycle.js';
+import { sessionSpillDir, sessionTempDir } from '../session-lifecycle.js';
 import { dropCapture, openRunStdin, progressSender } from './shell-stream.js';
 import { runYielding } from './yield-run.js';
 
@@ -108,6 +108,7 @@ export function confineSpec(
       hiddenDirs: hidden.dirs,
       hiddenFiles: hidden.files,
       spillDir: sessionSpillDir(daemon, sessionId),
+      tempDir: sessionTempDir(daemon, sessionId),
     },
     warm ? (plan) => daemon.confinedSpawners.for(sessionId, plan) : undefined,
   );

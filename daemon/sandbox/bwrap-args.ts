@@ -49,18 +49,29 @@ export function isInside(path: string, dir: string): boolean {
   return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
 }
 
+/**
+ * The hidden directories that need a mask of their own: one inside another (the state dir inside
+ * the socket's directory, or the reverse) is hidden by the outer mask already, and a mask of its
+ * own would leave a remount of a place that is no longer a mount point (bwrap: "Can't remount
+ * readonly").
+ */
+export function outermost(dirs: string[]): string[] {
+  return dirs.filter((dir, i) => !dirs.some((other, j) => j !== i && isInside(dir, other) && (dir !== other || j < i)));
+}
+
 /** The full argv: bwrap, its options, then `inner` (the same `bash -c` an unconfined run spawns). */
 export function bwrapArgv(plan: SandboxPlan, inner: string[]): string[] {
+  const hiddenDirs = outermost(plan.hiddenDirs);
   const args = [plan.bwrapPath, '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc'];
   args.push('--unshare-pid', '--cap-drop', 'ALL', '--tmpfs', PRIVATE_TMP);
   if (plan.network === 'off') args.push('--unshare-net');
   if (isInside(plan.workdir, PRIVATE_TMP)) args.push('--ro-bind', plan.workdir, plan.workdir);
   if (plan.mode === 'workspace-write') args.push('--bind', plan.workspaceRoot, plan.workspaceRoot);
-  for (const dir of plan.hiddenDirs) args.push('--tmpfs', dir);
+  for (const dir of hiddenDirs) args.push('--tmpfs', dir);
   for (const file of plan.hiddenFiles) args.push('--ro-bind', '/dev/null', file);
   for (const dir of plan.readableDirs) args.push('--ro-bind', dir, dir);
   // Read-only only now: bwrap creates the readable dirs' mount points inside the masks first.
-  for (const dir of plan.hiddenDirs) args.push('--remount-ro', dir);
+  for (const dir of hiddenDirs) args.push('--remount-ro', dir);
   args.push('--chdir', plan.workdir, '--', ...inner);
   return args;
 }

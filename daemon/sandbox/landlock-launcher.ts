@@ -13,7 +13,7 @@
  * Usage: `node landlock-launcher.js <plan JSON> <file> [args…]`, or `--probe <plan JSON>`, which
  * restricts itself, checks that the first hidden directory is refused and prints the ABI.
  */
-import { closeSync, openSync, readdirSync, statSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readdirSync, readFileSync, readlinkSync, statSync, writeSync } from 'node:fs';
 import { koffi as loadKoffi } from '../koffi.js';
 import { CREATE_RULESET_VERSION, SYS_CREATE_RULESET } from './landlock-abi.js';
 import {
@@ -37,6 +37,16 @@ const PR_SET_SECCOMP = 22;
 const SECCOMP_MODE_FILTER = 2;
 const SIGPIPE = 13;
 const F_SETFD = 2;
+const PR_CAPBSET_READ = 23;
+const PR_CAPBSET_DROP = 24;
+const PR_SET_SECUREBITS = 28;
+const PR_CAP_AMBIENT = 47;
+const PR_CAP_AMBIENT_CLEAR_ALL = 4;
+const CAP_SETPCAP = 8;
+/** `_LINUX_CAPABILITY_VERSION_3`: two 32-bit words per set. */
+const CAPABILITY_VERSION_3 = 0x20080522;
+/** Root gains no capability at exec, and a command may not raise an ambient one; both locked. */
+const SECUREBITS = (1 << 0) | (1 << 1) | (1 << 6) | (1 << 7);
 /** `O_PATH` (the same value on x86-64 and arm64; node adds `O_CLOEXEC` itself). */
 const O_PATH = 0o10000000;
 
@@ -50,6 +60,7 @@ export interface Libc {
   execvpe: (file: string, argv: (string | null)[], envp: (string | null)[]) => number;
   signal: (signum: number, handler: null) => unknown;
   fcntl: (...args: unknown[]) => number;
+  capset: (header: Buffer, data: Buffer) => number;
   strerror: (errnum: number) => string;
   errno: () => number;
   /** The address of a copy of `bytes` in memory that stays until `free`. */
@@ -66,6 +77,7 @@ export function loadLibc(): Libc {
     execvpe: lib.func('int execvpe(const char *file, const char **argv, const char **envp)'),
     signal: lib.func('void *signal(int signum, void *handler)'),
     fcntl: lib.func('int fcntl(int fd, int cmd, ...)'),
+    capset: lib.func('int capset(void *header, void *data)'),
     strerror: lib.func('const char *strerror(int errnum)'),
     errno: () => koffi.errno(),
     copy: (bytes) => {
@@ -115,6 +127,19 @@ function createRuleset(libc: Libc, abi: number, network: LandlockPlan['network']
   return fd;
 }
 
+/**
+ * The pty this process's standard input is (a confined terminal's), which stays its own: the plan
+ * keeps `/dev/pts` out of reach, so reopening it (`/dev/stdin`) needs a rule of its own.
+ */
+function ownTerminal(): string[] {
+  try {
+    const path = readlinkSync('/proc/self/fd/0');
+    return /^\/dev\/pts\/\d+$/.test(path) ? [path] : [];
+  } catch {
+    return [];
+  }
+}
+
 /** Adds the plan's rules; a place that does not exist is skipped (it cannot be reached either). */
 function addRules(libc: Libc, ruleset: number, abi: number, plan: LandlockPlan): void {
   for (const dir of plan.write) {
@@ -126,7 +151,8 @@ function addRules(libc: Libc, ruleset: number, abi: number, plan: LandlockPlan):
     }
   }
   const rule = Buffer.alloc(12);
-  for (const grant of planGrants(plan, listDir)) {
+  const own = ownTerminal().map((path) => ({ path, kind: 'device' as const }));
+  for (const grant of [...planGrants(plan, listDir), ...own]) {
     let fd: number;
     let isDir: boolean;
     try {
@@ -148,11 +174,11 @@ function addRules(libc: Libc, ruleset: number, abi: number, plan: LandlockPlan):
   }
 }
 
-/** Installs the seccomp filter that refuses new Unix sockets (see unix-socket-filter.ts). */
-function refuseUnixSockets(libc: Libc): void {
+/** Installs the seccomp filter that refuses new Unix sockets, and every socket under `network: 'off'` (see unix-socket-filter.ts). */
+function refuseSockets(libc: Libc, network: LandlockPlan['network']): void {
   let program: Buffer;
   try {
-    program = unixSocketFilter(process.arch);
+    program = unixSocketFilter(process.arch, network);
   } catch (error) {
     throw new LaunchError((error as Error).message);
   }
@@ -168,6 +194,49 @@ function refuseUnixSockets(libc: Libc): void {
   }
 }
 
+/** The capability sets of this thread (the main one, which execs), from `/proc/self/status`. */
+function capabilitySets(): Record<'CapInh' | 'CapPrm' | 'CapEff' | 'CapBnd' | 'CapAmb', bigint> {
+  const sets = { CapInh: 0n, CapPrm: 0n, CapEff: 0n, CapBnd: 0n, CapAmb: 0n };
+  for (const match of readFileSync('/proc/self/status', 'utf8').matchAll(/^(Cap\w+):\s*([0-9a-f]+)$/gm))
+    if (match[1]! in sets) sets[match[1] as keyof typeof sets] = BigInt(`0x${match[2]}`);
+  return sets;
+}
+
+/**
+ * Drops every capability before the command runs (SPEC §16): the ambient set, the bounding set
+ * and root's gain at exec where this process may change them (`CAP_SETPCAP`: a root daemon), then
+ * the effective, permitted and inheritable sets. Checked afterwards: a set left non-empty is the
+ * launcher's failure. An unprivileged daemon's bounding set stays as it was; with
+ * `PR_SET_NO_NEW_PRIVS` no exec can gain from it.
+ */
+function dropCapabilities(libc: Libc): void {
+  const zero = ['unsigned long', 0, 'unsigned long', 0, 'unsigned long', 0] as const;
+  if (libc.prctl(PR_CAP_AMBIENT, 'unsigned long', PR_CAP_AMBIENT_CLEAR_ALL, ...zero) !== 0)
+    fail(libc, 'prctl(PR_CAP_AMBIENT_CLEAR_ALL)');
+  const mayDropBounding = (capabilitySets().CapEff & (1n << BigInt(CAP_SETPCAP))) !== 0n;
+  if (mayDropBounding) {
+    let last = 63;
+    try {
+      last = Number(readFileSync('/proc/sys/kernel/cap_last_cap', 'utf8').trim());
+    } catch {
+      // Unknown: try every number; one the kernel does not know reads as not in the set.
+    }
+    for (let cap = 0; cap <= last; cap++) {
+      if (libc.prctl(PR_CAPBSET_READ, 'unsigned long', cap) !== 1) continue;
+      if (libc.prctl(PR_CAPBSET_DROP, 'unsigned long', cap) !== 0) fail(libc, `prctl(PR_CAPBSET_DROP, ${cap})`);
+    }
+    if (libc.prctl(PR_SET_SECUREBITS, 'unsigned long', SECUREBITS) !== 0) fail(libc, 'prctl(PR_SET_SECUREBITS)');
+  }
+  const header = Buffer.alloc(8);
+  header.writeUInt32LE(CAPABILITY_VERSION_3, 0);
+  if (libc.capset(header, Buffer.alloc(24)) !== 0) fail(libc, 'capset');
+  const left = capabilitySets();
+  const checked: (keyof typeof left)[] = ['CapInh', 'CapPrm', 'CapEff', 'CapAmb'];
+  if (mayDropBounding) checked.push('CapBnd');
+  const kept = checked.filter((set) => left[set] !== 0n);
+  if (kept.length > 0) throw new LaunchError(`capabilities left after the drop: ${kept.join(', ')}`);
+}
+
 /**
  * Applies the plan to this process: from here on, only what it grants is reachable. The one
  * restriction step of every confined process: the launcher before its exec, the confined spawner
@@ -180,6 +249,8 @@ export function restrict(libc: Libc, plan: LandlockPlan): number {
   const ruleset = createRuleset(libc, abi, plan.network);
   try {
     addRules(libc, ruleset, abi, plan);
+    // After the rules: opening each granted place may need the capabilities of a root daemon.
+    dropCapabilities(libc);
     if (
       libc.prctl(
         PR_SET_NO_NEW_PRIVS,
@@ -194,7 +265,7 @@ export function restrict(libc: Libc, plan: LandlockPlan): number {
       ) !== 0
     )
       fail(libc, 'prctl(PR_SET_NO_NEW_PRIVS)');
-    refuseUnixSockets(libc);
+    refuseSockets(libc, plan.network);
     if (Number(libc.syscall(SYS_RESTRICT_SELF, 'int', ruleset, 'uint32_t', 0)) < 0)
       fail(libc, 'landlock_restrict_self');
   } finally {

@@ -43,8 +43,8 @@ export const NET_ABI = 4;
 /** The rights that apply to a file (not a directory); any other right on a file is EINVAL. */
 const FILE_RIGHTS = FS.EXECUTE | FS.WRITE_FILE | FS.READ_FILE | FS.TRUNCATE;
 
-/** What a granted place may be used for. */
-export type GrantKind = 'read' | 'write' | 'device';
+/** What a granted place may be used for (`list`: its directories listed, no file opened). */
+export type GrantKind = 'read' | 'write' | 'device' | 'list';
 
 /** Rights of each kind of grant, before masking by ABI and file type. */
 const RIGHTS: Record<GrantKind, number> = {
@@ -64,6 +64,7 @@ const RIGHTS: Record<GrantKind, number> = {
     FS.REFER |
     FS.TRUNCATE,
   device: FS.READ_FILE | FS.WRITE_FILE | FS.TRUNCATE | FS.READ_DIR,
+  list: FS.READ_DIR,
 };
 
 /** Every filesystem right the kernel of `abi` knows; the ruleset handles all of them. */
@@ -92,6 +93,10 @@ export interface LandlockPlan {
   hidden: string[];
   /** Directories inside hidden ones that stay readable (the session's spill directory). */
   readable: string[];
+  /** Directories inside hidden ones that are writable (the session's private temp dir in `workspace-write`). */
+  ownWrite?: string[];
+  /** Directories inside hidden ones that may be listed only (`/dev`: its names, none of its files). */
+  listable?: string[];
   /** `off`: every TCP connect and bind is refused. */
   network: 'on' | 'off';
 }
@@ -134,6 +139,8 @@ export function planGrants(plan: LandlockPlan, list: ListDir): Grant[] {
     ...plan.read.flatMap((dir) => expandGrant(dir, 'read', plan.hidden, list)),
     ...plan.write.flatMap((dir) => expandGrant(dir, 'write', plan.hidden, list)),
     ...plan.readable.map((path): Grant => ({ path, kind: 'read' })),
+    ...(plan.ownWrite ?? []).map((path): Grant => ({ path, kind: 'write' })),
+    ...(plan.listable ?? []).map((path): Grant => ({ path, kind: 'list' })),
     ...plan.devices.map((path): Grant => ({ path, kind: 'device' })),
   ];
 }

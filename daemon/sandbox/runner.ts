@@ -5,7 +5,7 @@
  * (a launcher process) does not hold up the daemon's start: until it answers, `initialize` reports
  * what the kernel offers, and a confined command waits for the probe's answer.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ExecdError } from '../../protocol/errors.js';
@@ -14,10 +14,10 @@ import type { ExecSpec, SandboxReport } from '../../protocol/types.js';
 import { ensurePrivateDir } from '../../spill/spill-file.js';
 import type { TerminateOptions } from '../executor/kill.js';
 import type { ChildSpawner } from '../executor/spawner.js';
-import { bwrapArgv } from './bwrap-args.js';
+import { bwrapArgv, isInside, PRIVATE_TMP } from './bwrap-args.js';
 import { BWRAP_SIGNATURES, LANDLOCK_SIGNATURES } from './denial.js';
 import { landlockAbiHere } from './landlock-abi.js';
-import { landlockGuarantees, landlockLaunch, landlockPlan, probeLandlock } from './landlock-runner.js';
+import { landlockGuarantees, landlockLaunch, landlockPlan, landlockRefusal, probeLandlock } from './landlock-runner.js';
 import type { LandlockPlan } from './landlock-rules.js';
 import { enforceableModes, isConfined, type ConfinedMode } from './modes.js';
 import { runProbe } from './probe-process.js';
@@ -73,6 +73,8 @@ export interface DaemonPlaces {
   hiddenFiles: string[];
   /** The session's spill directory. */
   spillDir: string;
+  /** The session's private temp dir (Landlock: its `TMPDIR`, inside the state dir); optional for other callers. */
+  tempDir?: string;
 }
 
 /** Runs a bwrap with the confined layout once; resolves undefined when it works, else the reason. */
@@ -229,26 +231,46 @@ export function confine(
     return sandboxUnavailable(mode, `cannot create the session's spill directory: ${(error as Error).message}`);
   }
   const root = workspaceRoot ?? spec.workdir;
+  const holder = hiddenHolder(root, places.hiddenDirs);
+  if (holder !== undefined)
+    return sandboxUnavailable(
+      mode,
+      `the workspace ${root} lies inside the daemon's ${holder}, which every confined command is kept out of; choose a workspace outside the state directory and the socket's directory`,
+    );
   if (runner.backend === 'landlock') {
-    const plan = landlockPlan({
+    if (places.tempDir !== undefined) {
+      try {
+        ensurePrivateDir(places.tempDir);
+      } catch (error) {
+        return sandboxUnavailable(mode, `cannot create the session's temp directory: ${(error as Error).message}`);
+      }
+    }
+    const input = {
       mode,
       workspaceRoot: root,
       // Landlock only allows: a secret file is kept out of reach like a hidden directory, by
       // granting its siblings instead of its parent.
       hiddenDirs: [...places.hiddenDirs, ...places.hiddenFiles],
       readableDirs: [places.spillDir],
+      ...(places.tempDir === undefined ? {} : { tempDir: places.tempDir }),
       network,
-    });
+    };
+    const refusal = landlockRefusal(input);
+    if (refusal !== undefined) return sandboxUnavailable(mode, refusal);
+    const plan = landlockPlan(input);
+    // The session's own temp dir: the host's is not writable under Landlock (see landlockPlan).
+    const env = places.tempDir === undefined ? spec.env : { ...spec.env, TMPDIR: places.tempDir };
     if (warm)
       return {
         mode,
         enforcement: 'landlock',
         argv: spec.argv,
+        env,
         spawner: warm(plan),
         denialSignatures: LANDLOCK_SIGNATURES,
         terminate: {},
       };
-    const launch = landlockLaunch(plan, spec.argv, spec.env);
+    const launch = landlockLaunch(plan, spec.argv, env);
     // The launcher execs the command in place: the shell leads the group like an unconfined one.
     return { mode, enforcement: 'landlock', ...launch, denialSignatures: LANDLOCK_SIGNATURES, terminate: {} };
   }
@@ -269,9 +291,23 @@ export function confine(
     mode,
     enforcement: 'bwrap',
     argv,
+    // The command's private /tmp (a fresh tmpfs), whatever TMPDIR the session's environment names.
+    env: { ...spec.env, TMPDIR: PRIVATE_TMP },
     denialSignatures: BWRAP_SIGNATURES,
     terminate: { spareLeaderOnTerm: true },
   };
+}
+
+/** The hidden directory `path` lies in (compared as the kernel resolves them), or undefined. */
+function hiddenHolder(path: string, hiddenDirs: string[]): string | undefined {
+  const real = (place: string) => {
+    try {
+      return realpathSync(place);
+    } catch {
+      return place;
+    }
+  };
+  return hiddenDirs.find((dir) => isInside(real(path), real(dir)));
 }
 
 /** What a result reports: unconfined runs are never denied; confined ones name their runner. */

@@ -32,21 +32,23 @@ function markerPrintf(secret: string, kind: 's' | 'e', args: string): string {
   return `printf '\\033]133;execd=${secret};${kind};%s${kind === 'e' ? ';%s' : ''}\\007' ${args}`;
 }
 
-/** Payload of the boot marker: the shell waits, echo off, for the line that sets up its prompt. */
+/** Payload of the boot marker: the shell has read its setup line. */
 const BOOT_PAYLOAD = 'execd-boot';
 
 /**
  * The `PROMPT_COMMAND` a daemon shell starts with; it holds no secret, because a program can read
- * the environment its shell started with (`/proc/$PPID/environ`, issue 27.2). At the first prompt
- * it un-exports itself, turns echo off, prints the boot marker and reads one line: the daemon
- * answers it with `setupLine`, which defines the real prompt command. Nothing of that line is
+ * the environment its shell started with (`/proc/$PPID/environ`, issue 27.2), and the secret never
+ * travels as terminal input either, where a reader of the pty could catch it. At the first prompt
+ * it un-exports itself, reads `setupLine` from `setupFile` (a file of the daemon's, readable only
+ * by the session's own commands, which the daemon removes at the boot marker), prints the boot
+ * marker and evaluates the line, which defines the real prompt command. Nothing of that line is
  * echoed, kept in history or exported.
  */
-export function bootPromptCommand(): string {
+export function bootPromptCommand(setupFile: string): string {
   return (
-    'export -n PROMPT_COMMAND; stty -echo 2>/dev/null; ' +
+    `export -n PROMPT_COMMAND; __execd_boot=$(<${ansiCQuote(setupFile)}); ` +
     `printf '\\033]133;${BOOT_PAYLOAD}\\007'; ` +
-    'IFS= read -rs -t 10 __execd_boot; stty echo 2>/dev/null; eval "$__execd_boot"; unset __execd_boot'
+    'eval "$__execd_boot"; unset __execd_boot'
   );
 }
 
@@ -70,7 +72,7 @@ export function promptCommand(secret: string): string {
   );
 }
 
-/** The line the daemon types at the boot marker: the real prompt command, then its first run. */
+/** The setup line the shell reads at its first prompt: the real prompt command, then its first run. */
 export function setupLine(secret: string): string {
   return `PROMPT_COMMAND=${ansiCQuote(promptCommand(secret))}; eval "$PROMPT_COMMAND"\n`;
 }

@@ -4,7 +4,8 @@
  * `TERM=xterm-256color`, the session's sandbox mode (the same bwrap runner as §6), the limits, and
  * the wait for the first readiness whose output becomes `motd`.
  */
-import { accessSync, constants, statSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { accessSync, constants, rmSync, statSync, writeFileSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { ExecdError } from '../../protocol/errors.js';
 import type { ParamsOf } from '../../protocol/methods.js';
@@ -16,7 +17,9 @@ import { unitLimits } from '../limits/resolve-limits.js';
 import { resolveSpec } from '../resolve.js';
 import { checkRequestedPolicy } from '../sandbox/escalation.js';
 import type { Session } from '../sessions.js';
-import { bootPromptCommand, newSecret } from './markers.js';
+import { ensurePrivateDir } from '../../spill/spill-file.js';
+import { sessionSpillDir } from '../session-lifecycle.js';
+import { bootPromptCommand, newSecret, setupLine } from './markers.js';
 import { spawnWithin } from '../executor/spawn-child.js';
 import { loadPty } from './pty.js';
 import { waitReady } from './readiness.js';
@@ -44,6 +47,24 @@ export function findProgram(program: string, path: string | undefined, cwd: stri
   };
   if (program.includes('/')) return executable(isAbsolute(program) ? program : join(cwd, program));
   return (path ?? '').split(':').some((dir) => dir !== '' && executable(join(dir, program)));
+}
+
+/**
+ * Writes a shell terminal's setup line to a fresh file of its session's spill directory, the one
+ * place of the daemon's that the session's confined commands may read and no other session's
+ * can: owner-only, a name no one can guess, created exclusively. The terminal removes it at its
+ * boot marker, or when the shell exits first.
+ */
+function writeSetupFile(daemon: DaemonContext, sessionId: string, id: string, secret: string): string | ExecdError {
+  const dir = sessionSpillDir(daemon, sessionId);
+  const file = join(dir, `${id}-${randomBytes(8).toString('hex')}.setup`);
+  try {
+    ensurePrivateDir(dir);
+    writeFileSync(file, setupLine(secret), { mode: 0o600, flag: 'wx' });
+  } catch (error) {
+    return new ExecdError('SPAWN_FAILED', `cannot write the terminal's setup file: ${(error as Error).message}`);
+  }
+  return file;
 }
 
 /** LIMIT_EXCEEDED when one more terminal would pass `maxTerminalsPerSession`, `maxTerminals` or `maxProcesses`. */
@@ -93,12 +114,6 @@ export async function openTerminal(
   const secret = params.argv === undefined ? newSecret() : undefined;
   const argv = params.argv ?? DEFAULT_SHELL_ARGV;
   const env: Record<string, string> = { ...spec.env, TERM: params.env?.TERM ?? 'xterm-256color' };
-  if (secret !== undefined) {
-    // No history file of the agent's commands in the user's home, unless asked for.
-    env.HISTFILE = params.env?.HISTFILE ?? '';
-    // The secret is typed at the first prompt, never put in the environment (see bootPromptCommand).
-    env.PROMPT_COMMAND = bootPromptCommand();
-  }
   if (!findProgram(argv[0]!, env.PATH, spec.workdir)) {
     return new ExecdError(
       'SPAWN_FAILED',
@@ -107,15 +122,32 @@ export async function openTerminal(
   }
   spec.argv = argv;
   const id = daemon.terminals.allocateId();
+  let setupFile: string | undefined;
+  if (secret !== undefined) {
+    // No history file of the agent's commands in the user's home, unless asked for.
+    env.HISTFILE = params.env?.HISTFILE ?? '';
+    // The secret is neither in the environment nor typed into the terminal: the shell reads it
+    // from a file in the session's spill directory (see bootPromptCommand).
+    const made = writeSetupFile(daemon, session.id, id, secret);
+    if (made instanceof ExecdError) return made;
+    setupFile = made;
+    env.PROMPT_COMMAND = bootPromptCommand(setupFile);
+  }
   const { scopes } = daemon.processes;
   Object.assign(env, scopes.env(session.id, id));
   // The runner sees the terminal's own environment (the Landlock launcher carries it to the shell).
   spec.env = env;
   const confinement = confineSpec(daemon, spec, session.id);
-  if (confinement instanceof ExecdError) return confinement;
+  if (confinement instanceof ExecdError) {
+    if (setupFile !== undefined) rmSync(setupFile, { force: true });
+    return confinement;
+  }
   const launched = confinement?.argv ?? argv;
   const unlimited = scopes.prepareUnit(session.id, id, limits);
-  if (unlimited) return unlimited;
+  if (unlimited) {
+    if (setupFile !== undefined) rmSync(setupFile, { force: true });
+    return unlimited;
+  }
 
   const terminal = new Terminal({
     id,
@@ -127,6 +159,7 @@ export async function openTerminal(
     cols: params.cols ?? 80,
     rows: params.rows ?? 24,
     ...(secret === undefined ? {} : { secret }),
+    ...(setupFile === undefined ? {} : { setupFile }),
     scrollbackBytes: config.terminalScrollbackBytes,
   });
   try {
@@ -144,6 +177,7 @@ export async function openTerminal(
     terminal.attachPty(pty);
   } catch (error) {
     scopes.release(session.id, id);
+    if (setupFile !== undefined) rmSync(setupFile, { force: true });
     return new ExecdError('SPAWN_FAILED', `cannot start ${argv[0]} on a PTY: ${(error as Error).message}`);
   }
   daemon.terminals.add(terminal);

@@ -3,14 +3,13 @@
  * markers removed and reported, terminal queries removed and answered), the scrollback ring, the emulated screen, the attached
  * connections, and the facts its snapshot reports.
  */
+import { rmSync } from 'node:fs';
 import { constants } from 'node:os';
 import type { SandboxMode } from '../../protocol/sandbox.js';
 import type { TerminalSnapshot } from '../../protocol/terminal.js';
 import type { OutputFlow } from '../executor/run.js';
 import { completePrefixLength, decodeUtf8 } from '../../spill/utf8.js';
-import { MarkerFilter, setupLine, type MarkerEvent } from './markers.js';
-import { terminalWaits } from './stdin-wait.js';
-import { HAS_PROC } from '../../shared/proc.js';
+import { MarkerFilter, type MarkerEvent } from './markers.js';
 import { InputQueue } from './input-queue.js';
 import { nonBlockingMaster, type Pty } from './pty.js';
 import { SCREEN_BACKLOG_BYTES } from './screen.js';
@@ -18,11 +17,11 @@ import { RemoteScreen } from './screen-host.js';
 import { Scrollback } from './scrollback.js';
 import { QueryAnswers, QueryFilter, queryAnswer, type TerminalQuery } from './terminal-queries.js';
 import { readProcCwd, readTtyStat } from './tty-proc.js';
+import { terminalWaits } from './stdin-wait.js';
+import { HAS_PROC } from '../../shared/proc.js';
 
 /** Most output held back as the echo of a run line; past it the hold ends and the bytes are output as they are. */
 const ECHO_HOLD_BYTES = 256 * 1024;
-/** Longest wait at the boot marker for the shell to read its setup line. */
-const BOOT_READ_WAIT_MS = 2_000;
 /** How the echo of a run line starts (the leading space, then the start function). */
 const RUN_LINE_START = Buffer.from(' __execd_s ');
 
@@ -59,6 +58,8 @@ export interface TerminalSetup {
   rows: number;
   /** The secret of its private markers; undefined for an `argv` terminal (no prompt tier). */
   secret?: string;
+  /** The file the shell reads its setup line from at its first prompt, removed once read (see `bootPromptCommand`). */
+  setupFile?: string;
   scrollbackBytes: number;
 }
 
@@ -119,8 +120,6 @@ export class Terminal {
    * the shell. A send waits for it first, so that prompt cannot end the send (see send.ts).
    */
   promptDueUntil = 0;
-  /** True once the boot marker was answered (it is answered once). */
-  private booted = false;
   /** Output held back while a run line is echoed (see `holdEcho`). */
   private echoHold: { nonce: string; display: string; bytes: Buffer[]; length: number } | undefined;
   /** The shell's own process group, learned at its first prompt. */
@@ -195,6 +194,7 @@ export class Terminal {
     this.answers.drop();
     this.releaseEcho(false);
     this.input?.close();
+    this.removeSetupFile();
     this.exit = exit;
     this.exitedAt = new Date();
     this.markExited(exit);
@@ -467,10 +467,8 @@ export class Terminal {
 
   private emitMarker(marker: MarkerEvent): void {
     if (marker.kind === 'boot') {
-      if (!this.booted) {
-        this.booted = true;
-        this.answerBoot().catch(() => undefined);
-      }
+      // The shell has read its setup line: the file that held the secret goes at once.
+      this.removeSetupFile();
       return;
     }
     const fromShell = this.shellOwnsForeground();
@@ -539,19 +537,10 @@ export class Terminal {
     return Buffer.from(bytes.toString('latin1').replaceAll(secret, '*'.repeat(secret.length)), 'latin1');
   }
 
-  /** Types the setup line once the shell reads it with echo off (see `bootPromptCommand`). */
-  private async answerBoot(): Promise<void> {
-    const secret = this.setup.secret;
-    if (secret === undefined) return;
-    const slave = this.slaveDevice();
-    // The shell turns echo off before it prints the boot marker; where stty is missing, `read -s`
-    // turns it off only once it reads: wait for that read before typing the secret.
-    for (let waited = 0; HAS_PROC && slave !== undefined && waited < BOOT_READ_WAIT_MS; waited += 5) {
-      // The shell is the only process of the foreground group now (under a sandbox, a child of the runner).
-      if (terminalWaits(this.pid, slave).length > 0) break;
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    }
-    this.write(setupLine(secret));
+  /** Removes the setup file (idempotent): read at the first prompt, or never needed again. */
+  private removeSetupFile(): void {
+    const file = this.setup.setupFile;
+    if (file !== undefined) rmSync(file, { force: true });
   }
 
   private appendOutput(bytes: Buffer): void {

@@ -1,6 +1,6 @@
 /** The bwrap command line as a pure function of the plan. */
 import { describe, expect, it } from 'vitest';
-import { bwrapArgv, isInside, type SandboxPlan } from '../../daemon/sandbox/bwrap-args.js';
+import { bwrapArgv, isInside, outermost, type SandboxPlan } from '../../daemon/sandbox/bwrap-args.js';
 
 const plan: SandboxPlan = {
   mode: 'workspace-write',
@@ -71,5 +71,14 @@ describe('isInside', () => {
     expect(isInside('/tmp/a/b', '/tmp')).toBe(true);
     expect(isInside('/tmpfoo', '/tmp')).toBe(false);
     expect(isInside('/', '/tmp')).toBe(false);
+  });
+});
+
+describe('outermost', () => {
+  it('keeps one mask for nested or repeated hidden directories, in order', () => {
+    expect(outermost(['/d/state', '/d'])).toEqual(['/d']);
+    expect(outermost(['/s', '/s/run'])).toEqual(['/s']);
+    expect(outermost(['/a', '/b', '/a'])).toEqual(['/a', '/b']);
+    expect(outermost(['/tmp/x', '/tmp/xy'])).toEqual(['/tmp/x', '/tmp/xy']);
   });
 });

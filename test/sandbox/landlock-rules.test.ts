@@ -11,6 +11,7 @@ import {
   type Entry,
   type ListDir,
 } from '../../daemon/sandbox/landlock-rules.js';
+import { landlockPlan } from '../../daemon/sandbox/landlock-runner.js';
 import { filterSupported, unixSocketFilter } from '../../daemon/sandbox/unix-socket-filter.js';
 
 /** A directory tree as nested objects: a string is a file, `'->'` a symlink. */
@@ -75,6 +76,49 @@ describe('planGrants', () => {
   });
 });
 
+describe('landlockPlan', () => {
+  it("keeps /dev's files and the host's temp dir out; grants the devices, /dev's names and the session's temp dir", () => {
+    const plan = landlockPlan({
+      mode: 'workspace-write',
+      workspaceRoot: '/nonexistent/ws',
+      hiddenDirs: ['/nonexistent/state'],
+      readableDirs: ['/nonexistent/state/spill/s1'],
+      tempDir: '/nonexistent/state/tmp/s1',
+      network: 'on',
+    });
+    expect(plan.write).toEqual(['/nonexistent/ws']);
+    expect(plan.ownWrite).toEqual(['/nonexistent/state/tmp/s1']);
+    expect(plan.devices).toEqual(expect.arrayContaining(['/dev/null', '/dev/tty']));
+    const list = fakeList({ dev: { pts: { '0': 'x' }, ptmx: 'x', null: 'x', tty1: 'x', shm: {} }, etc: {}, tmp: {} });
+    const grants = planGrants(plan, list);
+    expect(grants.filter((grant) => grant.path.startsWith('/dev/pts') || grant.path === '/dev/ptmx')).toEqual([]);
+    expect(grants.filter((grant) => grant.path === '/dev/tty1')).toEqual([]);
+    expect(grants).toEqual(
+      expect.arrayContaining([
+        { path: '/dev', kind: 'list' },
+        { path: '/dev/shm', kind: 'read' },
+        { path: '/dev/null', kind: 'device' },
+        { path: '/tmp', kind: 'read' },
+      ]),
+    );
+    expect(grants.filter((grant) => grant.kind === 'write').map((grant) => grant.path)).toEqual([
+      '/nonexistent/ws',
+      '/nonexistent/state/tmp/s1',
+    ]);
+    const readOnly = landlockPlan({
+      ...{ mode: 'read-only' as const },
+      workspaceRoot: '/nonexistent/ws',
+      hiddenDirs: [],
+      readableDirs: [],
+      tempDir: '/nonexistent/t',
+      network: 'on',
+    });
+    expect(readOnly.write).toEqual([]);
+    expect(readOnly.ownWrite).toEqual([]);
+    expect(readOnly.readable).toContain('/nonexistent/t');
+  });
+});
+
 describe('ruleRights', () => {
   it('masks rights to the ABI and to what a file accepts', () => {
     expect(handledFs(1) & FS.REFER).toBe(0);
@@ -106,5 +150,21 @@ describe('unixSocketFilter', () => {
     expect(program.length % 8).toBe(0);
     expect(program.readUInt32LE(program.length - 12)).toBe(0x7fff0000);
     expect(program.readUInt32LE(program.length - 4)).toBe(0x0005000d);
+  });
+
+  it("under network 'off' refuses socket(2) outright and lets only an AF_UNIX socketpair through", () => {
+    const program = unixSocketFilter('x64', 'off');
+    const instructions = Array.from({ length: program.length / 8 }, (_, i) => ({
+      code: program.readUInt16LE(i * 8),
+      jt: program.readUInt8(i * 8 + 2),
+      k: program.readUInt32LE(i * 8 + 4),
+      at: i,
+    }));
+    const target = (i: { at: number; jt: number }) => instructions[i.at + 1 + i.jt]!;
+    const onSocket = instructions.find((i) => i.code === 0x15 && i.k === 41)!;
+    expect(target(onSocket)).toMatchObject({ code: 0x06, k: 0x0005000d });
+    expect(instructions.some((i) => i.code === 0x15 && i.k === 53)).toBe(true);
+    expect(program.readUInt32LE(program.length - 4)).toBe(0x0005000d);
+    expect(unixSocketFilter('x64', 'on').equals(unixSocketFilter('x64'))).toBe(true);
   });
 });

@@ -99,16 +99,21 @@ describe.each(BACKENDS)('sandbox under $name', (backend) => {
     it(
       backend.privateTmp
         ? 'gives a private temp dir that the host never sees'
-        : "writes to the host's temp dir, which the host sees",
+        : "writes its session's own TMPDIR; the host's temp dir is denied",
       async () => {
-        const { client } = await session({ mode: 'workspace-write' });
-        // Landlock grants what exists when the run starts: a directory of the temp dir is writable beneath.
+        const { client, daemon } = await session({ mode: 'workspace-write' });
         const dir = mkdtempSync(join(tmpdir(), 'execd-tmp-test-'));
         onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
-        const target = backend.privateTmp ? `/tmp/execd-private-${process.pid}-${Date.now()}` : join(dir, 'f');
-        const result = await client.run({ sessionId: 's1', command: `echo t > '${target}' && cat '${target}'` });
+        const target = backend.privateTmp ? `/tmp/execd-private-${process.pid}-${Date.now()}` : '"$TMPDIR/f"';
+        const result = await client.run({ sessionId: 's1', command: `echo t > ${target} && cat ${target}` });
         expect(result).toMatchObject({ exitCode: 0, stdout: { text: 't\n' }, sandbox: { denied: false } });
-        expect(existsSync(target)).toBe(!backend.privateTmp);
+        if (backend.privateTmp) expect(existsSync(target)).toBe(false);
+        else {
+          expect(readFileSync(join(daemon.stateDir, 'tmp', 's1', 'f'), 'utf8')).toBe('t\n');
+          const host = await client.run({ sessionId: 's1', command: `echo t > '${join(dir, 'f')}'` });
+          expect(host.sandbox).toMatchObject({ denied: true });
+          expect(existsSync(join(dir, 'f'))).toBe(false);
+        }
       },
     );
   });
