@@ -5,7 +5,7 @@ import { commandFromWords, commandWordsHelp } from './command-words.js';
 import { ENV_HELP, parseEnvPairs } from './env-pairs.js';
 import { CliError, usageError } from './errors.js';
 import { SANDBOX_HELP, sandboxPolicyOf } from './sandbox-flag.js';
-import { inSession, SESSION_HELP, SESSION_OPTION } from './session.js';
+import { defaultWorkdir, inSession, SESSION_HELP, SESSION_OPTION } from './session.js';
 
 /** Help text of `execd start`. */
 export const START_HELP = commandHelp({
@@ -21,7 +21,7 @@ the reason on stderr, and exits 125. The job's stdin is empty, or with --keep-st
 ${commandWordsHelp('start')}`,
   options: [
     SESSION_HELP,
-    '  --workdir DIR      working directory (default: the current directory)',
+    "  --workdir DIR      working directory (default: the current directory; over EXECD_URL the session's)",
     ENV_HELP,
     SANDBOX_HELP,
     "  --keep-stdin       keep the job's stdin open for 'execd write' (else it is empty)",
@@ -52,7 +52,7 @@ export const startCommand: CommandRunner = async (argv, globals) => {
   if (positionals.length === 0) throw usageError('start', 'missing COMMAND (usage: execd start -- COMMAND...)');
   const env = parseEnvPairs(values.env, 'start');
   const sessionId = values.session;
-  const workdir = values.workdir ?? process.cwd();
+  const workdir = values.workdir ?? defaultWorkdir();
   const sandboxPolicy = sandboxPolicyOf(values.sandbox, workdir, 'start');
   const keepStdinOpen = values['keep-stdin'] || undefined;
   const { started, failed } = await inSession(
