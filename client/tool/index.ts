@@ -84,7 +84,7 @@ export function platformFlavor(platform: PlatformFacts = PLATFORM): ShellFlavor 
   return platform.toolName === 'pwsh' ? PWSH_FLAVOR : BASH_FLAVOR;
 }
 
-const SETTLED: ReadonlySet<JobSnapshot['status']> = new Set(['completed', 'killed', 'failed']);
+const SETTLED: ReadonlySet<JobSnapshot['status']> = new Set(['completed', 'killed', 'failed', 'lost']);
 
 /** Opens the session when its cwd is known, and builds its tools. */
 export async function createShellTools(options: ShellToolsOptions): Promise<ShellTools> {

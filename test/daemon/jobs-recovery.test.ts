@@ -101,6 +101,9 @@ describe('job journal and crash recovery', () => {
     await waitFor(() => existsSync(marker) && pidsIn(readFileSync(marker, 'utf8')).length === 2, 'the run to start');
     const runPids = pidsIn(readFileSync(marker, 'utf8'));
     expect(runPids).toHaveLength(2);
+    // The daemon records a run once its spawn has answered, which under load comes after the
+    // command's first line: the crash comes once the run is tracked.
+    await waitFor(async () => (await client.call(DaemonStatus, {})).processes > 0, 'the run to be tracked');
     await first.crash();
     await running;
     expect(alivePids(runPids)).toEqual(runPids);
