@@ -3,7 +3,7 @@
  * cwd as the workdir, a session it creates gets the daemon's cwd, and a refused call leaves no
  * session behind.
  */
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DaemonStatus } from '../../protocol/methods.js';
@@ -40,5 +40,38 @@ describe('the CLI over EXECD_URL', () => {
       ['cli', '/'],
       ['s2', '/'],
     ]);
+  });
+
+  it('takes the token from --token-file, checks the certificate against --servername, says a wrong CA is one, and wants EXECD_KEY with EXECD_CERT', async () => {
+    const target = await startTlsDaemon();
+    const world = cliWorld({ env: { EXECD_URL: target.url, EXECD_CA: target.ca.cert } });
+    const tokenFile = join(world.dir, 'token');
+    writeFileSync(tokenFile, `${target.token}\n`, { mode: 0o600 });
+    const ran = await world.run(['--token-file', tokenFile, 'run', '--', 'echo through-the-file']);
+    expect(ran).toMatchObject({ code: 0, stdout: 'through-the-file\n' });
+    const fromEnv = await world.run(['run', '--', 'echo env'], { env: { EXECD_TOKEN_FILE: tokenFile } });
+    expect(fromEnv).toMatchObject({ code: 0, stdout: 'env\n' });
+
+    // The certificate names 127.0.0.1, not this name: the check uses the name given.
+    const named = await world.run(['--servername', 'other.example', '--token-file', tokenFile, 'run', '--', 'true']);
+    expect(named.code).toBe(125);
+    expect(named.stderr).toContain('other.example');
+    expect(named.stderr).toContain('presented a certificate this client does not trust');
+    // A CA that did not sign the daemon's certificate reads as what it is, not as a missing daemon.
+    const wrongCa = await world.run(['--token-file', tokenFile, 'run', '--', 'true'], {
+      env: { EXECD_CA: target.client.cert },
+    });
+    expect(wrongCa.code).toBe(125);
+    expect(wrongCa.stderr).toMatch(
+      /^execd run: the daemon at tls:\/\/127\.0\.0\.1:\d+ presented a certificate this client does not trust: .*EXECD_CA/,
+    );
+
+    const halfPair = await world.run(['run', '--', 'true'], {
+      env: { EXECD_TOKEN: target.token, EXECD_CERT: target.client.cert },
+    });
+    expect(halfPair).toMatchObject({
+      code: 125,
+      stderr: 'execd: EXECD_CERT is set but EXECD_KEY is not: a client certificate needs both files\n',
+    });
   });
 });
