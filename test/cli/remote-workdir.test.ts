@@ -3,7 +3,7 @@
  * cwd as the workdir, a session it creates gets the daemon's cwd, and a refused call leaves no
  * session behind.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DaemonStatus } from '../../protocol/methods.js';
@@ -34,6 +34,20 @@ describe('the CLI over EXECD_URL', () => {
     const refused = await world.run(['run', '--session', 'typo', '--workdir', '/nonexistent', '--', 'true'], options);
     expect(refused.code).toBe(125);
     expect(refused.stderr).toContain('/nonexistent');
+    // Every session is the admin's to list: without the admin token the CLI says so.
+    const unlisted = await world.run(['session', 'list'], options);
+    expect(unlisted).toMatchObject({
+      code: 125,
+      stderr:
+        "execd session list: listing every session needs the daemon's admin token (for a daemon elsewhere: EXECD_ADMIN_TOKEN)\n",
+    });
+    const adminToken = readFileSync(join(target.daemon.stateDir, 'admin-token'), 'utf8').trim();
+    const listed = await world.run(['session', 'list'], {
+      ...options,
+      env: { ...options.env, EXECD_ADMIN_TOKEN: adminToken },
+    });
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toContain('s2');
     const admin = await target.daemon.connect();
     const sessions = (await admin.call(DaemonStatus, {})).sessions.map((session) => [session.sessionId, session.cwd]);
     expect(sessions.sort()).toEqual([
