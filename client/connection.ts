@@ -122,6 +122,13 @@ function toClientError(error: unknown, socket?: Socket): Error {
       error.data as ErrorData | undefined,
     );
   }
+  // vscode-jsonrpc's own wording (`Connection is disposed.`) means nothing to a model or a user.
+  if (error instanceof ConnectionError) {
+    const why = socket && socketFailure(socket);
+    return new ExecdConnectError(
+      `the connection to the daemon is closed${why ? ` (${why})` : ''}; the call was not sent: connect again`,
+    );
+  }
   return error instanceof Error ? new ExecdConnectError(error.message) : new ExecdConnectError(String(error));
 }
 

@@ -1,6 +1,6 @@
 /**
  * The `execd` package's main entry: the client library (connect, call, run), the model-facing
- * tools and their rendering. Method declarations and protocol types are in `execd/protocol`.
+ * tools and their rendering. Method declarations and protocol types are in `execd-daemon/protocol`.
  */
 export { connect } from './connect.js';
 export {

@@ -26,6 +26,27 @@ export interface ClientTlsOptions {
 /** How long opening a network socket (TCP and TLS handshake) may take by default. */
 export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 
+/** Node's codes of a server certificate that failed verification (OpenSSL's, and the name check's). */
+const CERTIFICATE_CODES = new Set([
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'CERT_SIGNATURE_FAILURE',
+  'CERT_UNTRUSTED',
+  'CERT_REJECTED',
+  'INVALID_CA',
+]);
+
+/** True for a failed verification of the daemon's certificate (not a refused or reset connection). */
+function isCertificateError(error: NodeJS.ErrnoException): boolean {
+  return error.code !== undefined && CERTIFICATE_CODES.has(error.code);
+}
+
 /** Parses a daemon URL; returns a reason when it is not one. */
 export function parseDaemonUrl(raw: string): DaemonAddress | string {
   const unix = /^unix:\/\/(\/.*)$/.exec(raw);
@@ -108,6 +129,16 @@ export async function openTransport(
           }, timeoutMs);
     const failed = (error: NodeJS.ErrnoException) => {
       clearTimeout(timer);
+      // Something answered and showed a certificate: the daemon is there, this client distrusts it.
+      if (isCertificateError(error)) {
+        reject(
+          new Error(
+            `the daemon at ${where} presented a certificate this client does not trust: ${describeSocketError(error)} ` +
+              '(is EXECD_CA the CA that signed it, and does it carry the name connected to?)',
+          ),
+        );
+        return;
+      }
       reject(new Error(`no execd daemon at ${where} (${describeSocketError(error)})`));
     };
     socket.once('error', failed);

@@ -5,6 +5,7 @@
  */
 import { groupAlive, groupExists, terminateGroup } from './executor/kill.js';
 import { ProcessScopes } from './process-scopes.js';
+import type { RunJournal } from './run-journal.js';
 
 /**
  * How often a leftover that still exists is checked in /proc for a live (non-zombie) member.
@@ -26,19 +27,31 @@ export interface TrackedGroup {
 export class ProcessRegistry {
   private readonly groups = new Set<TrackedGroup>();
   private readonly verifiedAt = new WeakMap<TrackedGroup, number>();
+  /** Where foreground runs are recorded while they live (and, as leftovers, after). */
+  private runs: RunJournal | undefined;
 
   /** `scopes`: where the processes that left their group are found (none: only groups are). */
   constructor(readonly scopes: ProcessScopes = ProcessScopes.none()) {}
 
+  /** Records every foreground run's group in `journal` from now on, for a next daemon after a crash. */
+  journalRuns(journal: RunJournal): void {
+    this.runs = journal;
+  }
+
   /** Tracks a group until `untrack`. */
   track(group: TrackedGroup): TrackedGroup {
     this.groups.add(group);
+    if (group.kind === 'run') this.runs?.started(group.pgid, group.sessionId);
     return group;
   }
 
   /** Stops tracking a group (it is gone, or its owner killed it). */
   untrack(group: TrackedGroup): void {
-    this.groups.delete(group);
+    this.forget(group);
+  }
+
+  private forget(group: TrackedGroup): void {
+    if (this.groups.delete(group)) this.runs?.ended(group.pgid);
   }
 
   /**
@@ -56,7 +69,7 @@ export class ProcessRegistry {
         this.verifiedAt.set(group, now);
         alive = groupAlive(group.pgid);
       }
-      if (!alive) this.groups.delete(group);
+      if (!alive) this.forget(group);
     }
     return [...this.groups];
   }
@@ -91,11 +104,11 @@ export class ProcessRegistry {
   async terminate(group: TrackedGroup, graceMs: number): Promise<boolean> {
     if (!this.groups.has(group)) return false;
     if (!groupAlive(group.pgid)) {
-      this.groups.delete(group);
+      this.forget(group);
       return false;
     }
     await terminateGroup(group.pgid, graceMs);
-    this.groups.delete(group);
+    this.forget(group);
     return true;
   }
 
@@ -105,7 +118,7 @@ export class ProcessRegistry {
       (group) => group.kind === 'leftover' && (sessionId === undefined || group.sessionId === sessionId),
     );
     await Promise.all(doomed.map((group) => terminateGroup(group.pgid, graceMs)));
-    for (const group of doomed) this.groups.delete(group);
+    for (const group of doomed) this.forget(group);
     return doomed.length;
   }
 }

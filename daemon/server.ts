@@ -24,6 +24,7 @@ import { followAdopted } from './jobs/adopt.js';
 import { keepOrKillJobs, killAllJobs } from './jobs/job-control.js';
 import { JobTable } from './jobs/job-table.js';
 import { killOrphanedGroups } from './jobs/recovery.js';
+import { killOrphanedRuns, RunJournal } from './run-journal.js';
 import { boundLogFile, type Logger } from './logger.js';
 import { ProcessRegistry } from './process-registry.js';
 import { isScopeMode, killEscapedProcesses, ProcessScopes } from './process-scopes.js';
@@ -217,6 +218,11 @@ async function startOwnedDaemon(
   });
   // Terminals a crashed daemon left open are listed exited; their processes die in the background.
   terminals.restore();
+  // Foreground runs a crashed daemon left running have no one to answer: they die in the background.
+  const runJournal = new RunJournal(paths.runs);
+  const orphanedRuns = killOrphanedRuns(runJournal.open(), processes, config.get().graceMs, options.log);
+  if (orphanedRuns > 0) options.log.info({ runs: orphanedRuns }, 'ending the foreground runs a crashed daemon left');
+  processes.journalRuns(runJournal);
 
   const context: DaemonContext = {
     version: VERSION,
@@ -323,6 +329,7 @@ async function startOwnedDaemon(
       await step('kill every group', () =>
         Promise.all(context.processes.live().map((group) => terminateGroup(group.pgid, graceMs))),
       );
+      await step('close the run journal', () => runJournal.close());
       // The one step that ends processes outside every tracked group: a shutdown that keeps jobs
       // running across a restart skips it, or their escaped descendants would die here.
       if (!keepJobs)

@@ -102,7 +102,9 @@ export const Initialize = request<InitializeResult>()('initialize', (z) =>
  * `session/open`: open a session on this connection, or attach to an existing one unchanged. With
  * only `sessionId` it attaches (SESSION_NOT_FOUND when no such session exists); with facts (`cwd`
  * at least) it creates the session, or attaches when the facts are the ones it has (FORBIDDEN,
- * naming the facts that differ, otherwise: facts change only through `session/update`).
+ * naming the facts that differ, otherwise: facts change only through `session/update`). With
+ * `create: true` and no facts it attaches, or creates a missing session with the daemon's default
+ * cwd (`config.cwd`, else its own): what a client that does not share the daemon's file system sends.
  */
 export const SessionOpen = request<SessionOpenResult>()('session/open', (z) =>
   z
@@ -114,6 +116,8 @@ export const SessionOpen = request<SessionOpenResult>()('session/open', (z) =>
       sandbox: sessionSandboxSchema().optional(),
       /** Resource limits of the session's commands (SPEC §17); absent fields take `defaultLimits`. */
       limits: sessionLimitsSchema().optional(),
+      /** Without `cwd`: create a missing session with the daemon's defaults (its cwd), attach an existing one as it is. */
+      create: z.literal(true).optional(),
     })
     .refine(
       (params) => params.cwd !== undefined || (!params.env && !params.dshEnv && !params.sandbox && !params.limits),

@@ -65,7 +65,7 @@ export const jobSnapshotSchema = lazySchema((z) =>
     kind: z.literal('bash'),
     label: z.string(),
     ownerSession: z.string(),
-    status: z.enum(['running', 'stopping', 'completed', 'killed', 'failed']),
+    status: z.enum(['running', 'stopping', 'completed', 'killed', 'failed', 'lost']),
     detail: z.string().optional(),
     pid: z.number(),
     exitCode: z.number().nullable(),

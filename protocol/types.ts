@@ -88,7 +88,7 @@ export interface YieldedRunResult {
 }
 
 /** A background job's lifecycle state. */
-export type JobStatus = 'running' | 'stopping' | 'completed' | 'killed' | 'failed';
+export type JobStatus = 'running' | 'stopping' | 'completed' | 'killed' | 'failed' | 'lost';
 
 /** A snapshot of one background job. */
 export interface JobSnapshot extends LimitReport {

@@ -159,7 +159,7 @@ export function lossyLine(read: Pick<JobReadResult, 'stdoutSpillPath' | 'stderrS
 
 /** The state line of a job: `[job bash-1: running]`, `[job bash-1: failed (spawn failed: …)]`. */
 export function jobStateLine(job: Pick<JobSnapshot, 'id' | 'status' | 'detail'>): string {
-  const detail = job.status === 'failed' && job.detail ? ` (${job.detail})` : '';
+  const detail = (job.status === 'failed' || job.status === 'lost') && job.detail ? ` (${job.detail})` : '';
   return `[job ${job.id}: ${job.status}${detail}]`;
 }
 

@@ -16,6 +16,8 @@ export function statePaths(stateDir: string) {
     config: join(stateDir, 'config.json'),
     journal: join(stateDir, 'jobs.journal'),
     terminals: join(stateDir, 'terminals.journal'),
+    /** Foreground runs started and not yet ended, for the next daemon after a crash. */
+    runs: join(stateDir, 'runs.journal'),
     spill: join(stateDir, 'spill'),
     log: join(stateDir, 'execd.log'),
     /** Records of open uploads, so a restart removes their temp files. */

@@ -21,6 +21,10 @@ export const ENDPOINT_HELP = `  --socket PATH      the daemon's socket (default:
 export interface GlobalFlags {
   socketPath?: string;
   stateDir?: string;
+  /** `--servername NAME`: the name a remote daemon's certificate must carry (`EXECD_SERVERNAME`). */
+  servername?: string;
+  /** `--token-file FILE`: the file holding a remote daemon's token (`EXECD_TOKEN_FILE`). */
+  tokenFile?: string;
 }
 
 /** The signature of every subcommand: its arguments and the global flags; resolves with the exit code. */
@@ -62,17 +66,22 @@ export function parseCommand<T extends ParseArgsConfig>(command: string, config:
   }
 }
 
-/** Splits leading `--socket P` / `--state-dir D` (or `--flag=value`) off the argument list. */
+/**
+ * Splits leading `--socket P` / `--state-dir D` / `--servername NAME` / `--token-file FILE` (or
+ * `--flag=value`) off the argument list.
+ */
 export function splitGlobalFlags(argv: string[]): { globals: GlobalFlags; rest: string[] } {
   const globals: GlobalFlags = {};
   let index = 0;
   while (index < argv.length) {
-    const match = /^--(socket|state-dir)(?:=(.*))?$/.exec(argv[index]!);
+    const match = /^--(socket|state-dir|servername|token-file)(?:=(.*))?$/.exec(argv[index]!);
     if (!match) break;
     const value = match[2] ?? argv[index + 1];
     if (value === undefined) throw usageError('', `--${match[1]} needs a value`);
     if (match[1] === 'socket') globals.socketPath = value;
-    else globals.stateDir = value;
+    else if (match[1] === 'state-dir') globals.stateDir = value;
+    else if (match[1] === 'servername') globals.servername = value;
+    else globals.tokenFile = value;
     index += match[2] === undefined ? 2 : 1;
   }
   return { globals, rest: argv.slice(index) };

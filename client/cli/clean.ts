@@ -7,7 +7,7 @@ import { formatBytes } from '../table.js';
 /** Help text of `execd clean`. */
 export const CLEAN_HELP = commandHelp({
   usage: 'clean [--session ID | --all] [--json]',
-  about: `Releases every job of the session that has ended (completed, killed or failed): forgets it and
+  about: `Releases every job of the session that has ended (completed, killed, failed or lost): forgets it and
 deletes its log files, as 'execd release' does one by one. Running jobs are left alone. Prints how
 many jobs were released and how many bytes of log files were freed.`,
   options: [

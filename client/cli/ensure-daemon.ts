@@ -43,6 +43,26 @@ function ownerAlive(endpoint: Endpoint): boolean {
   return PLATFORM.socketIsFile && liveHolder(socketLockPath(endpoint.socketPath)) !== undefined;
 }
 
+/** How long the owner of a state dir is given to take its socket's lock too (it takes both at once). */
+const SOCKET_CLAIM_MS = 200;
+
+/**
+ * When the live daemon that owns the endpoint's state dir does not own its socket (a wrong
+ * socket/state-dir pairing): the hint naming how to reach it; undefined when it owns both, or
+ * may be about to (a daemon takes the state dir's lock, then the socket's, in one step).
+ */
+async function ownerServesElsewhere(endpoint: Endpoint): Promise<string | undefined> {
+  if (!PLATFORM.socketIsFile) return undefined;
+  for (const wait of [0, SOCKET_CLAIM_MS]) {
+    await sleep(wait);
+    const owner = liveHolder(stateLockPath(endpoint.stateDir));
+    if (!owner) return undefined;
+    const socketOwner = liveHolder(socketLockPath(endpoint.socketPath));
+    if (socketOwner?.pid === owner.pid) return undefined;
+  }
+  return ' (give the --socket it was started with, or another --state-dir)';
+}
+
 async function waitForSocket(endpoint: Endpoint, deadline: number, what: string): Promise<void> {
   while (!(await socketIsLive(endpoint.socketPath))) {
     if (Date.now() > deadline)
@@ -68,6 +88,12 @@ export async function ensureDaemon(endpoint: Endpoint): Promise<void> {
       } catch (error) {
         // Another daemon (e.g. an `execd serve` by hand) owns the place and is starting: join it.
         if (!(error instanceof DaemonStartError) || !ownerAlive(endpoint)) throw error;
+        // One that owns the state dir but not this socket serves another socket: no wait helps.
+        const elsewhere = await ownerServesElsewhere(endpoint);
+        if (elsewhere) {
+          const reason = error.message.replace(/^execd serve: /, '');
+          throw new CliError(`execd: ${reason}; it does not serve ${endpoint.socketPath}${elsewhere}`);
+        }
         await waitForSocket(endpoint, deadline, 'the daemon that owns it');
       } finally {
         lock.release();

@@ -25,6 +25,7 @@ export function jobExitCode(job: JobSnapshot): number {
       if (job.signal) return signalExitCode(job.signal);
       return job.exitCode ?? signalExitCode('SIGKILL');
     case 'failed':
+    case 'lost':
       return EXIT_EXECD_ERROR;
     case 'running':
     case 'stopping':

@@ -11,7 +11,7 @@ import { commandHelp, endpointOf, ENDPOINT_OPTIONS, parseCommand, type CommandRu
 import { withClient } from './autostart.js';
 import { parseDaemonPath, type DaemonPath } from './daemon-path.js';
 import { usageError } from './errors.js';
-import { openSession, SESSION_HELP, SESSION_OPTION } from './session.js';
+import { attachSession, SESSION_HELP, SESSION_OPTION } from './session.js';
 
 /** Help text of `execd cp`. */
 export const CP_HELP = commandHelp({
@@ -51,9 +51,15 @@ function daemonArg(arg: string, session: string): DaemonPath {
   return parseDaemonPath(arg, session) ?? { sessionId: session, path: arg };
 }
 
-/** Opens every session the paths name (the CLI's cwd as its cwd, as for every command). */
+/**
+ * Attaches to every session the paths name, as they are: a look or a copy never creates a session
+ * (one created here would be unconfined, with the CLI's cwd), so a missing one is an error naming it.
+ */
 async function openSessions(client: ExecdClient, paths: DaemonPath[]): Promise<void> {
-  for (const sessionId of new Set(paths.map((path) => path.sessionId))) await openSession(client, sessionId);
+  for (const sessionId of new Set(paths.map((path) => path.sessionId))) {
+    if (!(await attachSession(client, sessionId)))
+      throw new Error(`no session ${sessionId} in the daemon (execd run, execd start or a harness create one)`);
+  }
 }
 
 /** A progress line on a terminal; nothing when stderr is not one. */

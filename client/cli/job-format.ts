@@ -9,7 +9,8 @@ import { formatTable } from '../table.js';
  * line instead. None for exit 0.
  */
 export function jobMarker(job: JobSnapshot): string | undefined {
-  if (job.status === 'failed' || (job.status === 'killed' && !job.signal)) return jobStateLine(job);
+  if (job.status === 'failed' || job.status === 'lost' || (job.status === 'killed' && !job.signal))
+    return jobStateLine(job);
   return exitMarker(job);
 }
 

@@ -120,7 +120,9 @@ Client commands start a daemon in the background when none is running (except st
 session, and jobs when there is nothing to list).
 The daemon is found through --socket/--state-dir, else $EXECD_SOCKET/$EXECD_STATE_DIR, else the
 platform defaults; $EXECD_TOKEN overrides <state-dir>/token. $EXECD_URL (tls://HOST:PORT) reaches
-a daemon elsewhere, with $EXECD_TOKEN, $EXECD_CA, $EXECD_CERT/$EXECD_KEY, $EXECD_KEEPALIVE_MS.
+a daemon elsewhere, with $EXECD_TOKEN (or $EXECD_TOKEN_FILE, --token-file FILE), $EXECD_CA,
+$EXECD_CERT/$EXECD_KEY, $EXECD_SERVERNAME (--servername NAME: the name its certificate carries,
+default the URL's host) and $EXECD_KEEPALIVE_MS.
 
 Exit codes: a command's own; 124 timeout; 128+n signal n; 125 execd error; 2 usage error.
 Run 'execd <command> --help' for a command's options.
@@ -140,6 +142,9 @@ let running = '';
 
 async function main(argv: string[]): Promise<number> {
   const { globals, rest } = splitGlobalFlags(argv);
+  // The remote flags are read where `EXECD_URL` is (remote.ts): the flag wins over the variable.
+  if (globals.servername !== undefined) process.env.EXECD_SERVERNAME = globals.servername;
+  if (globals.tokenFile !== undefined) process.env.EXECD_TOKEN_FILE = globals.tokenFile;
   const [name, ...args] = rest;
   // A closed output ends a client quietly (exit 141); the daemon keeps its own shutdown path.
   if (name !== 'serve') handleClosedOutput(EXIT_EXECD_ERROR);

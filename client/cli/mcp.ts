@@ -5,14 +5,18 @@
  * logging notifications. The server exits when its stdin closes; the session and its jobs stay in
  * the daemon (a restarted agent reattaches), and an idle session is closed by the daemon in time.
  */
+import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { createShellTools, createTerminalTools } from '../tool/index.js';
+import type { ExecdClient } from '../connection.js';
+import { createShellTools, createTerminalTools, type ShellTools, type TerminalTools } from '../tool/index.js';
 import type { ModelTool } from '../tool/types.js';
 import { createToolServer } from '../mcp/server.js';
+import { refuseStart } from '../mcp/refuse-start.js';
 import { BoundedStdioTransport } from '../mcp/stdio-transport.js';
 import { commandHelp, endpointOf, ENDPOINT_OPTIONS, parseCommand, type CommandRunner } from './args.js';
 import { connectOrStart } from './autostart.js';
+import { CliError } from './errors.js';
 import { LIMIT_OPTIONS, sessionLimitsOf } from './limit-flags.js';
 import { mcpSessionId } from './mcp-session.js';
 
@@ -41,7 +45,18 @@ stderr. Background-job completions are sent as MCP logging notifications. Exits 
   examples: ['claude mcp add execd -- execd mcp --workdir "$PWD"'],
 });
 
-/** Runs `execd mcp` until stdin closes. */
+/**
+ * Fails at start for a working directory every later call would fail on (the daemon is local to
+ * it, or a remote daemon checks its own when the session opens).
+ */
+async function requireDirectory(cwd: string): Promise<void> {
+  if (process.env.EXECD_URL) return;
+  const found = await stat(cwd).catch(() => undefined);
+  if (!found) throw new Error(`workdir ${cwd} does not exist`);
+  if (!found.isDirectory()) throw new Error(`workdir ${cwd} is not a directory`);
+}
+
+/** Runs `execd mcp` until stdin closes; a failure to start answers the MCP client and exits non-zero. */
 export const mcpCommand: CommandRunner = async (argv, globals) => {
   const { values } = parseCommand('mcp', {
     args: argv,
@@ -57,11 +72,12 @@ export const mcpCommand: CommandRunner = async (argv, globals) => {
     allowPositionals: false,
     strict: true,
   });
-  // Long-lived: a dropped link or a restarted daemon is dialed again, keyed tool calls re-sent (SPEC §14).
-  const client = await connectOrStart(endpointOf(values, globals), { clientName: 'execd-cli', reconnect: true });
-  let stopped!: () => void;
-  const done = new Promise<void>((resolveDone) => (stopped = resolveDone));
-  const transport = new BoundedStdioTransport();
+  const cwd = resolve(values.workdir ?? process.cwd());
+  // The harness's limits for the session's commands; the model's tool schema has no such field.
+  const limits = sessionLimitsOf(values, 'mcp');
+  const session = { id: values.session ?? mcpSessionId(cwd), cwd, ...(limits && { limits }) };
+  // stdout is the MCP channel; the startup line goes to stderr, where MCP clients log it.
+  process.stderr.write(`execd mcp: session ${session.id} (cwd ${cwd})\n`);
   // Notices of jobs that settled while no agent was connected arrive while the tools are built,
   // before the server exists: they wait for it.
   const notices: string[] = [];
@@ -70,26 +86,37 @@ export const mcpCommand: CommandRunner = async (argv, globals) => {
     // A client that has gone cannot be told; nothing else depends on the notice.
     server?.sendLoggingMessage({ level: 'info', logger: 'execd', data: text }).catch(() => undefined);
   };
-  const cwd = resolve(values.workdir ?? process.cwd());
-  // The harness's limits for the session's commands; the model's tool schema has no such field.
-  const limits = sessionLimitsOf(values, 'mcp');
-  const session = { id: values.session ?? mcpSessionId(cwd), cwd, ...(limits && { limits }) };
-  // stdout is the MCP channel; the startup line goes to stderr, where MCP clients log it.
-  process.stderr.write(`execd mcp: session ${session.id} (cwd ${cwd})\n`);
-  const shellTools = await createShellTools({
-    client,
-    session,
-    persistent: values.persistent,
-    onJobExited: (notice) => (server ? tell(notice.text) : notices.push(notice.text)),
-  });
-  // The session is open on this connection now; the terminal tools use it as it is.
-  const terminalTools = values.terminals
-    ? await createTerminalTools({ client, session: { id: session.id } })
-    : undefined;
+  let client: ExecdClient | undefined;
+  let shellTools: ShellTools | undefined;
+  let terminalTools: TerminalTools | undefined;
+  try {
+    await requireDirectory(cwd);
+    // Long-lived: a dropped link or a restarted daemon is dialed again, keyed tool calls re-sent (SPEC §14).
+    client = await connectOrStart(endpointOf(values, globals), { clientName: 'execd-cli', reconnect: true });
+    shellTools = await createShellTools({
+      client,
+      session,
+      persistent: values.persistent,
+      onJobExited: (notice) => (server ? tell(notice.text) : notices.push(notice.text)),
+    });
+    // The session is open on this connection now; the terminal tools use it as it is.
+    if (values.terminals) terminalTools = await createTerminalTools({ client, session: { id: session.id } });
+  } catch (error) {
+    // Nothing may be left holding the process (a reconnecting client dials on for good): the MCP
+    // client's pending `initialize` is answered with the reason, and the server exits non-zero.
+    shellTools?.dispose();
+    client?.close();
+    const reason = `execd mcp: ${error instanceof Error ? error.message : String(error)}`;
+    await refuseStart(reason);
+    throw new CliError(reason);
+  }
   const tools: ModelTool[] = [...shellTools.tools, ...(terminalTools?.tools ?? [])];
   const instructions = [shellTools.systemPrompt, ...(terminalTools ? [terminalTools.systemPrompt] : [])]
     .map((section) => section.text)
     .join('\n\n');
+  let stopped!: () => void;
+  const done = new Promise<void>((resolveDone) => (stopped = resolveDone));
+  const transport = new BoundedStdioTransport();
   server = createToolServer({ name: 'execd', version: client.info.daemon.version }, tools, instructions);
   transport.onclose = stopped;
   process.stdin.once('end', stopped);

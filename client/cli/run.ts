@@ -30,7 +30,7 @@ import { EXIT_TIMEOUT, signalExitCode } from './exit-codes.js';
 import { stdinHasInput } from './piped-stdin.js';
 import { LIMIT_OPTIONS, LIMITS_HELP, limitsOf } from './limit-flags.js';
 import { SANDBOX_HELP, sandboxPolicyOf } from './sandbox-flag.js';
-import { openSession, SESSION_HELP, SESSION_OPTION } from './session.js';
+import { defaultWorkdir, forgetCreatedSession, openSession, SESSION_HELP, SESSION_OPTION } from './session.js';
 
 /** Help text of `execd run`. */
 export const RUN_HELP = `usage: execd run [--session ID] [--workdir DIR] [--timeout MS] [--env NAME=VALUE]... [--no-stdin]
@@ -47,7 +47,7 @@ a command that does not read it ends without waiting for it; a terminal is never
 ${commandWordsHelp('run')}
 
 ${SESSION_HELP}
-  --workdir DIR      working directory (default: the current directory)
+  --workdir DIR      working directory (default: the current directory; over EXECD_URL the session's)
   --timeout MS       timeout in milliseconds, a positive number (default: the daemon's timeoutMs)
 ${ENV_HELP}
 ${SANDBOX_HELP}
@@ -145,7 +145,7 @@ export const runCommand: CommandRunner = async (argv, globals) => {
   if (values.json && values.render) throw usageError('run', '--json and --render exclude each other');
   const timeoutMs = parseMs('run', '--timeout', values.timeout);
   const env = parseEnvPairs(values.env, 'run');
-  const workdir = values.workdir ?? process.cwd();
+  const workdir = values.workdir ?? defaultWorkdir();
   const sandboxPolicy = sandboxPolicyOf(values.sandbox, workdir, 'run');
   const limits = limitsOf(values, 'run');
   const yieldMs = parseDuration('run', '--yield', values.yield);
@@ -160,7 +160,7 @@ export const runCommand: CommandRunner = async (argv, globals) => {
   try {
     const input = values['no-stdin'] || !stdinHasInput() ? undefined : process.stdin;
     const command = commandFromWords(positionals, client.info.capabilities.shell);
-    await openSession(client, values.session);
+    const created = await openSession(client, values.session);
     const controller = new AbortController();
     process.once('SIGINT', () => controller.abort());
     const streaming = !values.json && !values.render;
@@ -183,6 +183,9 @@ export const runCommand: CommandRunner = async (argv, globals) => {
     let result: ShellRunResult;
     try {
       result = await running;
+    } catch (error) {
+      if (created) await forgetCreatedSession(client, values.session, error);
+      throw error;
     } finally {
       forget();
       // A stdin that never closes (inherited from a parent) must not keep the CLI alive.
@@ -228,7 +231,7 @@ interface YieldingOptions {
  */
 async function runYielding(client: ExecdClient, words: string[], options: YieldingOptions): Promise<number> {
   const command = commandFromWords(words, client.info.capabilities.shell);
-  await openSession(client, options.session);
+  const created = await openSession(client, options.session);
   const controller = new AbortController();
   const interrupt = () => controller.abort();
   process.once('SIGINT', interrupt);
@@ -238,7 +241,7 @@ async function runYielding(client: ExecdClient, words: string[], options: Yieldi
       {
         sessionId: options.session,
         command,
-        workdir: options.workdir ?? process.cwd(),
+        workdir: options.workdir ?? defaultWorkdir(),
         timeoutMs: options.timeoutMs,
         env: options.env,
         yieldMs: options.yieldMs,
@@ -246,6 +249,9 @@ async function runYielding(client: ExecdClient, words: string[], options: Yieldi
       },
       { signal: controller.signal },
     );
+  } catch (error) {
+    if (created) await forgetCreatedSession(client, options.session, error);
+    throw error;
   } finally {
     process.removeListener('SIGINT', interrupt);
   }

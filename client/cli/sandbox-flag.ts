@@ -10,15 +10,20 @@ export const SANDBOX_HELP = `  --sandbox MODE     confine this command: ${SANDBO
 /**
  * The policy `--sandbox MODE` asks for, undefined without the flag. A workspace-write command may
  * write under its working directory, the one place the CLI's user pointed at; a relative one the
- * daemon resolves against the session's cwd, so then the session's own root applies.
+ * daemon resolves against the session's cwd (as it does a workdir left to it), so then the
+ * session's own root applies.
  */
-export function sandboxPolicyOf(mode: string | undefined, workdir: string, command: string): SandboxPolicy | undefined {
+export function sandboxPolicyOf(
+  mode: string | undefined,
+  workdir: string | undefined,
+  command: string,
+): SandboxPolicy | undefined {
   if (mode === undefined) return undefined;
   if (!(SANDBOX_MODES as readonly string[]).includes(mode)) {
     throw usageError(command, `--sandbox must be one of ${SANDBOX_MODES.join(', ')}, got ${JSON.stringify(mode)}`);
   }
   const chosen = mode as SandboxPolicy['mode'];
-  return chosen === 'workspace-write' && isAbsolute(workdir)
+  return chosen === 'workspace-write' && workdir !== undefined && isAbsolute(workdir)
     ? { mode: chosen, workspaceRoot: workdir }
     : { mode: chosen };
 }

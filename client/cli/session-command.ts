@@ -8,7 +8,7 @@ import type { SessionCloseResult } from '../../protocol/types.js';
 import { formatTable } from '../table.js';
 import { commandHelp, endpointOf, ENDPOINT_OPTIONS, parseCommand, type CommandRunner } from './args.js';
 import { ADMIN_OPTIONS, connectIfRunning } from './autostart.js';
-import { usageError } from './errors.js';
+import { CliError, usageError } from './errors.js';
 import { attachSession, noSession } from './session.js';
 
 /** Help text of `execd session`. */
@@ -53,6 +53,13 @@ export const sessionCommand: CommandRunner = async (argv, globals) => {
   // Listing every session is the administrative daemon/status; closing one needs only to attach to it.
   const client = await connectIfRunning(endpoint, action === 'list' ? ADMIN_OPTIONS : undefined);
   if (action === 'list') {
+    // Without the admin right daemon/status lists only this connection's sessions (none): no list.
+    if (client && client.info.admin !== true) {
+      client.close();
+      throw new CliError(
+        "execd session list: listing every session needs the daemon's admin token (for a daemon elsewhere: EXECD_ADMIN_TOKEN)",
+      );
+    }
     const sessions = client ? (await client.call(DaemonStatus, {}).finally(() => client.close())).sessions : [];
     if (values.json) process.stdout.write(`${JSON.stringify(sessions, null, 2)}\n`);
     else if (sessions.length === 0) process.stdout.write('no sessions\n');

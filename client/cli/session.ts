@@ -6,9 +6,10 @@
  * The CLI never changes a session's facts (SPEC §6): it attaches with `session/open { sessionId }`
  * alone, so looking at an agent's session (`execd jobs --session agent-A`) leaves its cwd, env and
  * sandbox as they are. Only the commands that start something (`run`, `start`, `term open`) create
- * a session that does not exist yet, with the current directory as its cwd.
+ * a session that does not exist yet, with the current directory as its cwd (to a daemon elsewhere,
+ * the daemon's own), and close it again when their call was refused.
  */
-import { SessionOpen } from '../../protocol/methods.js';
+import { SessionClose, SessionOpen } from '../../protocol/methods.js';
 import { ExecdRpcError, type ExecdClient } from '../connection.js';
 import type { Endpoint } from '../endpoint.js';
 import { endpointOf, ENDPOINT_OPTIONS, parseCommand, type GlobalFlags } from './args.js';
@@ -37,17 +38,41 @@ export async function attachSession(client: ExecdClient, sessionId: string): Pro
 }
 
 /**
- * Attaches to `sessionId`, creating it with the current directory as its cwd when it does not
- * exist (a racing creator that came first is attached to).
+ * The working directory the CLI sends by default: its own, on the daemon's machine; none to a
+ * daemon elsewhere (`EXECD_URL`), whose files are not this machine's — the daemon then uses the
+ * session's cwd, or its own.
  */
-export async function openSession(client: ExecdClient, sessionId: string): Promise<void> {
-  if (await attachSession(client, sessionId)) return;
+export function defaultWorkdir(): string | undefined {
+  return process.env.EXECD_URL ? undefined : process.cwd();
+}
+
+/**
+ * Attaches to `sessionId`, creating it when it does not exist — with the current directory as its
+ * cwd, or, to a daemon elsewhere, with the daemon's own — and a racing creator that came first is
+ * attached to. Resolves true when this call created the session.
+ */
+export async function openSession(client: ExecdClient, sessionId: string): Promise<boolean> {
+  const cwd = defaultWorkdir();
+  if (cwd === undefined) return !(await client.call(SessionOpen, { sessionId, create: true })).reattached;
+  if (await attachSession(client, sessionId)) return false;
   try {
-    await client.call(SessionOpen, { sessionId, cwd: process.cwd() });
+    await client.call(SessionOpen, { sessionId, cwd });
+    return true;
   } catch (error) {
     if (!(error instanceof ExecdRpcError && error.errorName === 'FORBIDDEN')) throw error;
     if (!(await attachSession(client, sessionId))) throw error;
+    return false;
   }
+}
+
+/**
+ * After `error` ended a call in a session this process just created, closes the session again: a
+ * refused call (a workdir that does not exist, a sandbox that cannot run) leaves no session behind.
+ * Best effort; what matters is reported by `error` itself.
+ */
+export async function forgetCreatedSession(client: ExecdClient, sessionId: string, error: unknown): Promise<void> {
+  if (!(error instanceof ExecdRpcError)) return;
+  await client.call(SessionClose, { sessionId }).catch(() => undefined);
 }
 
 /** The failure of a command that needs an existing session. */
@@ -93,9 +118,17 @@ export function inSession<T>(
   how: { command: string; create?: boolean },
 ): Promise<T> {
   return withClient(endpoint, async (client) => {
-    if (how.create) await openSession(client, sessionId);
-    else if (!(await attachSession(client, sessionId))) throw noSession(how.command, sessionId);
-    return use(client);
+    if (!how.create) {
+      if (!(await attachSession(client, sessionId))) throw noSession(how.command, sessionId);
+      return use(client);
+    }
+    const created = await openSession(client, sessionId);
+    try {
+      return await use(client);
+    } catch (error) {
+      if (created) await forgetCreatedSession(client, sessionId, error);
+      throw error;
+    }
   });
 }
 

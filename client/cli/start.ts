@@ -6,7 +6,7 @@ import { ENV_HELP, parseEnvPairs } from './env-pairs.js';
 import { CliError, usageError } from './errors.js';
 import { LIMIT_OPTIONS, LIMITS_HELP, limitsOf } from './limit-flags.js';
 import { SANDBOX_HELP, sandboxPolicyOf } from './sandbox-flag.js';
-import { inSession, SESSION_HELP, SESSION_OPTION } from './session.js';
+import { defaultWorkdir, inSession, SESSION_HELP, SESSION_OPTION } from './session.js';
 
 /** Help text of `execd start`. */
 export const START_HELP = commandHelp({
@@ -22,7 +22,7 @@ the reason on stderr, and exits 125. The job's stdin is empty, or with --keep-st
 ${commandWordsHelp('start')}`,
   options: [
     SESSION_HELP,
-    '  --workdir DIR      working directory (default: the current directory)',
+    "  --workdir DIR      working directory (default: the current directory; over EXECD_URL the session's)",
     ENV_HELP,
     SANDBOX_HELP,
     LIMITS_HELP,
@@ -55,7 +55,7 @@ export const startCommand: CommandRunner = async (argv, globals) => {
   if (positionals.length === 0) throw usageError('start', 'missing COMMAND (usage: execd start -- COMMAND...)');
   const env = parseEnvPairs(values.env, 'start');
   const sessionId = values.session;
-  const workdir = values.workdir ?? process.cwd();
+  const workdir = values.workdir ?? defaultWorkdir();
   const sandboxPolicy = sandboxPolicyOf(values.sandbox, workdir, 'start');
   const keepStdinOpen = values['keep-stdin'] || undefined;
   const limits = limitsOf(values, 'start');

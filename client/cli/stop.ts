@@ -1,6 +1,11 @@
-/** `execd stop`: a graceful shutdown of the daemon; returns once its socket is gone. */
+/**
+ * `execd stop`: a graceful shutdown of the daemon; returns once its socket is gone and, for a local
+ * daemon, once it has let go of its state dir, so a `serve` right after it finds the dir free.
+ */
 import { existsSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { liveHolder } from '../../shared/lock-file.js';
+import { stateLockPath } from '../../shared/ownership.js';
 import { socketIsLive } from '../../shared/socket-probe.js';
 import { DaemonShutdown } from '../../protocol/methods.js';
 import { PLATFORM } from '../../protocol/platform.js';
@@ -13,7 +18,7 @@ export const STOP_HELP = commandHelp({
   usage: 'stop [--keep-jobs]',
   about: `Shuts the daemon down gracefully: in-flight runs are answered (aborted), every job and
 process tree is killed, the journal is written and the socket removed. Returns once the socket is
-gone. With no daemon running, says so and exits 0.
+gone and the daemon has let go of its state dir. With no daemon running, says so and exits 0.
 
 With --keep-jobs, running jobs are left running (their output goes on into their log files) and
 the next daemon started on the same state dir adopts them: listed running, readable, killable.
@@ -46,11 +51,18 @@ export const stopCommand: CommandRunner = async (argv, globals) => {
     client.close();
   }
   const deadline = Date.now() + STOP_TIMEOUT_MS;
+  // The socket goes first; the daemon still ends its connections (a client that does not close its
+  // end gets a second or two) before it gives up the state dir's lock, which a next daemon needs.
+  const ownsStateDir = () => !process.env.EXECD_URL && liveHolder(stateLockPath(endpoint.stateDir))?.pid === pid;
   const gone = async () =>
-    !(await socketIsLive(endpoint.socketPath)) && !(PLATFORM.socketIsFile && existsSync(endpoint.socketPath));
+    !(await socketIsLive(endpoint.socketPath)) &&
+    !(PLATFORM.socketIsFile && existsSync(endpoint.socketPath)) &&
+    !ownsStateDir();
   while (!(await gone())) {
     if (Date.now() > deadline)
-      throw new CliError(`execd stop: the daemon (pid ${pid}) still listens after ${STOP_TIMEOUT_MS}ms`);
+      throw new CliError(
+        `execd stop: the daemon (pid ${pid}) still listens or holds its state dir after ${STOP_TIMEOUT_MS}ms`,
+      );
     await sleep(20);
   }
   const kept = values['keep-jobs'] ? ', running jobs left running for the next daemon' : '';

@@ -1,7 +1,7 @@
 /** `execd term open [--name N] [-- ARGV...]`: open a terminal in the session and print its id. */
 import { TerminalOpen } from '../../protocol/methods.js';
 import { commandHelp, type CommandRunner } from './args.js';
-import { SESSION_HELP, inSession } from './session.js';
+import { defaultWorkdir, SESSION_HELP, inSession } from './session.js';
 import { parseTerminalCommand } from './term-common.js';
 
 /** Help text of `execd term open`. */
@@ -13,7 +13,7 @@ returns: until 'execd term close', its session closes, or the daemon stops.`,
   options: [
     SESSION_HELP,
     '  --name N           a label shown by `execd term list`',
-    '  --workdir DIR      working directory (default: the current directory)',
+    "  --workdir DIR      working directory (default: the current directory; over EXECD_URL the session's)",
     '  --json             print the terminal snapshot and its first output as JSON',
   ],
   examples: ['T=$(execd term open --name repl -- python3 -q); execd term send $T "1+1"'],
@@ -33,7 +33,7 @@ export const termOpenCommand: CommandRunner = async (argv, globals) => {
       client.call(TerminalOpen, {
         sessionId,
         name: flags.name as string | undefined,
-        cwd: (flags.workdir as string | undefined) ?? process.cwd(),
+        cwd: (flags.workdir as string | undefined) ?? defaultWorkdir(),
         argv: positionals.length > 0 ? positionals : undefined,
       }),
     { command: 'term open', create: true },

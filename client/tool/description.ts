@@ -137,7 +137,7 @@ export const JOB_OUTPUT_DESCRIPTION =
 
 /** The description of `job_list`. */
 export const JOB_LIST_DESCRIPTION =
-  "Lists this session's background jobs, one line each: id, status (running, completed, killed, failed), " +
+  "Lists this session's background jobs, one line each: id, status (running, completed, killed, failed, lost), " +
   'exit facts (e.g. `exit code: 0`) and command. Use it to find a job id again or to see which jobs still run.';
 
 /** The description of `job_kill`. */

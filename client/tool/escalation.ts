@@ -42,7 +42,15 @@ export type EscalationOutcome = 'approved' | 'rejected' | 'cancelled' | 'allowed
 export type ApproveEscalation = (
   request: EscalationRequest,
   options: { signal?: AbortSignal },
-) => boolean | EscalationOutcome | Promise<boolean | EscalationOutcome>;
+) => EscalationAnswer | Promise<EscalationAnswer>;
+
+/**
+ * What an approval callback answers. Any string is accepted by the type, so that a callback that
+ * returns `'approved'` from a plain function (typed `string`) needs no `as const`; at run time only
+ * `true` and the outcomes above count (anything else runs nothing, see `decideEscalation`).
+ */
+// `string & {}` keeps the outcomes offered as completions while any string type-checks.
+export type EscalationAnswer = boolean | EscalationOutcome | (string & {});
 
 /** What a callback's answer means: only an explicit approval approves (fail closed). */
 export type EscalationDecision =

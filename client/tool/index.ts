@@ -64,10 +64,10 @@ export interface ShellToolsOptions {
   persistentDescription?: string;
 }
 
-/** A session's tools, ready to register. */
-export interface ShellTools {
+/** A session's tools, ready to register; `Shell` is the shell tool's type, as `persistent` chose it. */
+export interface ShellTools<Shell extends ModelTool = ModelTool<ShellToolDetails> | PersistentShellTool> {
   /** The shell tool: `bash`, or `pwsh` on Windows; the persistent `bash` with `persistent: true`. */
-  shell: ModelTool<ShellToolDetails> | PersistentShellTool;
+  shell: Shell;
   /** Present when background runs are enabled. */
   jobOutput?: ModelTool<JobOutputDetails>;
   jobKill?: ModelTool<JobKillDetails>;
@@ -86,9 +86,18 @@ export function platformFlavor(platform: PlatformFacts = PLATFORM): ShellFlavor 
   return platform.toolName === 'pwsh' ? PWSH_FLAVOR : BASH_FLAVOR;
 }
 
-const SETTLED: ReadonlySet<JobSnapshot['status']> = new Set(['completed', 'killed', 'failed']);
+const SETTLED: ReadonlySet<JobSnapshot['status']> = new Set(['completed', 'killed', 'failed', 'lost']);
 
-/** Opens the session when its cwd is known, and builds its tools. */
+/** Opens the session when its cwd is known, and builds its tools: the persistent `bash` as `shell`. */
+export async function createShellTools(
+  options: ShellToolsOptions & { persistent: true },
+): Promise<ShellTools<PersistentShellTool>>;
+/** Opens the session when its cwd is known, and builds its tools: the one-shot shell as `shell`. */
+export async function createShellTools(
+  options: ShellToolsOptions & { persistent?: false },
+): Promise<ShellTools<ModelTool<ShellToolDetails>>>;
+/** Opens the session when its cwd is known, and builds its tools (`persistent` known only at run time). */
+export async function createShellTools(options: ShellToolsOptions): Promise<ShellTools>;
 export async function createShellTools(options: ShellToolsOptions): Promise<ShellTools> {
   const { client, onJobExited } = options;
   const dshHome = resolveDshHome({ session: options.session, configured: options.dshHome });

@@ -1,6 +1,7 @@
 /** `session/open`, `session/update` and `session/close`. */
 import { ExecdError } from '../../protocol/errors.js';
 import { SessionClose, SessionOpen, SessionUpdate } from '../../protocol/methods.js';
+import type { Config } from '../../protocol/config.js';
 import type { SessionUpdateResult } from '../../protocol/types.js';
 import { handler } from '../net/handler.js';
 import { jobsForSessionOpen } from '../jobs/announce.js';
@@ -26,20 +27,26 @@ function factsOf(session: Session): SessionUpdateResult {
   };
 }
 
+/** The working directory of a session created without one: `config.cwd`, else the daemon's. */
+function defaultCwd(config: Config): string {
+  return config.cwd ?? process.cwd();
+}
+
 /** Handlers of the session methods. */
 export const sessionHandlers = [
   handler(SessionOpen, (params, { daemon, conn }) => {
     const config = daemon.config.get();
+    // `create` without facts: an existing session is attached as it is, a missing one gets the
+    // daemon's own working directory (a remote client's cwd means nothing here).
+    const cwd =
+      params.cwd ?? (params.create && !daemon.sessions.get(params.sessionId) ? defaultCwd(config) : undefined);
     const { scopes } = daemon.processes;
-    const limits = params.cwd === undefined ? undefined : openLimits(params.limits, config, scopes.limitsCapability);
+    const limits = cwd === undefined ? undefined : openLimits(params.limits, config, scopes.limitsCapability);
     if (limits instanceof ExecdError) return limits;
     const facts =
-      params.cwd === undefined
+      cwd === undefined
         ? undefined
-        : openFacts(
-            { cwd: params.cwd, env: params.env, dshEnv: params.dshEnv, sandbox: params.sandbox, limits },
-            config,
-          );
+        : openFacts({ cwd, env: params.env, dshEnv: params.dshEnv, sandbox: params.sandbox, limits }, config);
     const opened = daemon.sessions.open(params.sessionId, facts, config, conn);
     if (opened instanceof ExecdError) return opened;
     if (!opened.reattached && opened.session.limits) {

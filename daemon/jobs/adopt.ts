@@ -3,7 +3,7 @@
  * the state dir. Their processes are not its children: it follows each process group by polling
  * until it is gone, kills it by its group as any job, and reads its output from the log files the
  * process still writes. Their exit status was only the earlier daemon's to observe, so a job that
- * ends by itself settles `completed` with an exit code of null and a detail saying so.
+ * ends by itself settles `lost` (never `completed`): its exit code is null and its detail says why.
  */
 import { openSpillFiles } from '../../spill/spill-file.js';
 import { groupAlive, terminateGroup } from '../executor/kill.js';

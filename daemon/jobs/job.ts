@@ -91,7 +91,9 @@ export class Job {
 
   /** True once the job reached `completed`, `killed` or `failed`. */
   get isSettled(): boolean {
-    return this.status === 'completed' || this.status === 'killed' || this.status === 'failed';
+    return (
+      this.status === 'completed' || this.status === 'killed' || this.status === 'failed' || this.status === 'lost'
+    );
   }
 
   /** True while the job holds a process (running or being stopped). */

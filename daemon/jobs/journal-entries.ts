@@ -66,7 +66,7 @@ const journalEntrySchema = lazySchema((z) => {
     id: jobId,
     label: z.string(),
     ownerSession: z.string().min(1),
-    status: z.enum(['running', 'stopping', 'completed', 'killed', 'failed']),
+    status: z.enum(['running', 'stopping', 'completed', 'killed', 'failed', 'lost']),
     detail: z.string().optional(),
     pid: count,
     procStartTime: z.number().optional(),

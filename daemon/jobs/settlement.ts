@@ -1,6 +1,6 @@
 /**
- * The end of a job's status machine (SPEC §1.6): how an outcome becomes `completed`, `killed` or
- * `failed` with its detail. Pure; a spawn failure is never reported as a kill.
+ * The end of a job's status machine (SPEC §1.6): how an outcome becomes `completed`, `killed`,
+ * `failed` or `lost` (an end no daemon saw: an adopted job's) with its detail. Pure; a spawn failure is never reported as a kill.
  */
 import type { JobStatus } from '../../protocol/types.js';
 
@@ -40,7 +40,7 @@ export type JobOutcome =
 
 /** A settled status and its detail. */
 export interface Settlement {
-  status: Extract<JobStatus, 'completed' | 'killed' | 'failed'>;
+  status: Extract<JobStatus, 'completed' | 'killed' | 'failed' | 'lost'>;
   detail: string;
 }
 
@@ -72,6 +72,6 @@ export function settlementOf(outcome: JobOutcome): Settlement {
     case 'adopted-ended':
       return outcome.killRequested
         ? { status: 'killed', detail: 'killed after a daemon restart' }
-        : { status: 'completed', detail: ADOPTED_ENDED_DETAIL };
+        : { status: 'lost', detail: ADOPTED_ENDED_DETAIL };
   }
 }

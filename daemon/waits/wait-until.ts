@@ -31,17 +31,40 @@ export interface WaitDeps {
   cancelled: (listener: () => void) => void;
 }
 
-/** True once something accepts a TCP connection on the loopback `port`. */
+/** How long a probe that connected waits for the server to close its side before dropping it. */
+const PROBE_LINGER_MS = 2_000;
+
+/**
+ * True once something accepts a TCP connection on the loopback `port`. A connected probe closes
+ * the way a client that is done does: it sends its FIN and reads (and drops) whatever the server
+ * writes until the server closes too. Destroying it at once would answer a server that writes
+ * first (a greeting) with a reset, which a naive server does not survive.
+ */
 function portAccepts(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = connect({ host: '127.0.0.1', port });
-    const done = (open: boolean) => {
+    let linger: NodeJS.Timeout | undefined;
+    const drop = () => {
+      clearTimeout(linger);
       socket.destroy();
-      resolve(open);
     };
-    socket.once('connect', () => done(true));
-    socket.once('error', () => done(false));
-    socket.setTimeout(1_000, () => done(false));
+    socket.once('connect', () => {
+      resolve(true);
+      socket.setTimeout(0);
+      socket.end();
+      socket.resume();
+      linger = setTimeout(drop, PROBE_LINGER_MS);
+    });
+    // After the connect, an error (a reset from the server) or the close only ends the probe.
+    socket.once('error', () => {
+      resolve(false);
+      drop();
+    });
+    socket.once('close', () => clearTimeout(linger));
+    socket.setTimeout(1_000, () => {
+      resolve(false);
+      drop();
+    });
   });
 }
 

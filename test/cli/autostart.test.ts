@@ -75,6 +75,23 @@ describe('auto-start', { timeout: 180_000 }, () => {
     expect(world.daemonPids()).toHaveLength(1);
   });
 
+  it('a socket paired with a state dir another daemon owns fails at once, naming the owner', async () => {
+    const world = cliWorld();
+    expect((await world.run(['serve', '--detach'])).code).toBe(0);
+    const [owner] = world.daemonPids();
+    const otherSocket = join(world.dir, 'other.sock');
+    const startedAt = Date.now();
+    const result = await world.run(['run', '--', 'true'], { env: { EXECD_SOCKET: otherSocket } });
+    const elapsedMs = Date.now() - startedAt;
+    console.log(`wrong socket/state-dir pairing answered in ${elapsedMs} ms`);
+    expect(result.code).toBe(125);
+    expect(result.stderr).toBe(
+      `execd: another execd (pid ${owner}) already owns the state directory ${world.stateDir}; it does not serve ${otherSocket} (give the --socket it was started with, or another --state-dir)\n`,
+    );
+    expect(elapsedMs).toBeLessThan(10_000);
+    expect(world.daemonPids()).toEqual([owner]);
+  });
+
   it('`serve --detach` returns once the daemon listens; a second one says it already runs and exits 0', async () => {
     const world = cliWorld();
     const first = await world.run(['serve', '--detach']);

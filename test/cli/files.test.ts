@@ -23,6 +23,8 @@ describe('execd cp, ls, cat', () => {
     writeFileSync(join(local, 'a.txt'), 'alpha');
     writeFileSync(join(local, 'sub', 'b.bin'), Buffer.alloc(3 * 1024 * 1024, 9));
     const remoteDir = join(target.daemon.dir, 'remote');
+    // A copy never creates its session: a run does.
+    expect((await world.run(['run', '--', 'true'], withToken)).code).toBe(0);
     const up = await world.run(['cp', local, `:${remoteDir}`], withToken);
     expect(up).toMatchObject({ code: 0, stderr: '' });
     expect(readFileSync(join(remoteDir, 'sub', 'b.bin')).equals(Buffer.alloc(3 * 1024 * 1024, 9))).toBe(true);
@@ -43,4 +45,26 @@ describe('execd cp, ls, cat', () => {
     expect(missing.code).not.toBe(0);
     expect(missing.stderr).toMatch(/FS_NOT_FOUND|no such file/);
   }, 300_000);
+
+  it('a look or a copy never creates a session: a missing one is an error naming it', async () => {
+    const world = cliWorld();
+    const local = join(world.dir, 'file.txt');
+    writeFileSync(local, 'x');
+    const attempts = [
+      ['ls', '--session', 'typo', ':/tmp'],
+      ['cat', 'typo:/etc/hostname'],
+      ['cp', local, 'typo:/tmp/execd-never-written'],
+      ['cp', '--session', 'typo', ':/etc/hostname', join(world.dir, 'copy')],
+    ];
+    for (const args of attempts) {
+      const result = await world.run(args);
+      expect(result.code, args.join(' ')).toBe(125);
+      expect(result.stderr).toBe(
+        `execd ${args[0]}: no session typo in the daemon (execd run, execd start or a harness create one)\n`,
+      );
+    }
+    const sessions = await world.run(['session', 'list']);
+    expect(sessions.stdout).not.toContain('typo');
+    expect(sessions.stdout).not.toContain('cli');
+  });
 });

@@ -3,7 +3,10 @@
  * dir fails the jobs that were running and kills their processes, keeps settled jobs readable,
  * and continues the ids; a graceful stop leaves killed jobs behind just as readable.
  */
-import { describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
+import { appendFileSync, existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { DAEMON_RESTARTED_DETAIL } from '../../daemon/jobs/settlement.js';
 import { DaemonStatus, JobList, JobPeek, JobRead, SessionOpen, ShellStart } from '../../protocol/methods.js';
 import { startDaemon, waitPidsGone } from '../helpers/daemon.js';
@@ -85,5 +88,43 @@ describe('job journal and crash recovery', () => {
     // The cursor survived: the line read before the stop is not delivered again.
     expect((await readToEnd(after, 's1', jobId)).text).toBe('');
     expect((await after.call(JobPeek, { sessionId: 's1', jobId })).stdout.text).toBe('started\n');
+  });
+
+  it('after kill -9: the next daemon ends the foreground runs of the crashed one, and spares a pid that is another process now', async () => {
+    const first = await startDaemon();
+    const client = await first.session('s1');
+    const marker = join(first.dir, 'run-pids');
+    // A run whose tree is its shell and a child: both outlive a crashed daemon unless ended.
+    const running = client
+      .run({ sessionId: 's1', command: `sleep 300 & printf '%s\\n' $$ $! > ${marker}; wait` })
+      .catch(() => undefined);
+    await waitFor(() => existsSync(marker) && pidsIn(readFileSync(marker, 'utf8')).length === 2, 'the run to start');
+    const runPids = pidsIn(readFileSync(marker, 'utf8'));
+    expect(runPids).toHaveLength(2);
+    // The daemon records a run once its spawn has answered, which under load comes after the
+    // command's first line: the crash comes once the run is tracked.
+    await waitFor(async () => (await client.call(DaemonStatus, {})).processes > 0, 'the run to be tracked');
+    await first.crash();
+    await running;
+    expect(alivePids(runPids)).toEqual(runPids);
+    // Records a journal might hold that must not be acted on: pid 1, and a live process whose
+    // start time is not the one recorded (its pid was reused).
+    const decoy = spawn('sleep', ['300'], { detached: true, stdio: 'ignore' });
+    onTestFinished(() => void decoy.kill('SIGKILL'));
+    appendFileSync(
+      join(first.stateDir, 'runs.journal'),
+      [
+        { op: 'start', pgid: 1, sessionId: 's1' },
+        { op: 'start', pgid: decoy.pid, sessionId: 's1', procStartTime: 1 },
+      ]
+        .map((entry) => `${JSON.stringify(entry)}\n`)
+        .join(''),
+    );
+    const startedAt = Date.now();
+    const second = await startDaemon({ stateDir: first.stateDir, socketPath: first.socketPath });
+    expect(await waitPidsGone(runPids)).toEqual([]);
+    console.log(`crashed daemon's run ended ${Date.now() - startedAt} ms after the next daemon was started`);
+    expect(second.stderr()).toContain('ending the foreground runs a crashed daemon left');
+    expect(alivePids([decoy.pid!])).toEqual([decoy.pid]);
   });
 });

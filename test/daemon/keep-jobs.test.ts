@@ -19,6 +19,7 @@ import {
   TerminalOpen,
 } from '../../protocol/methods.js';
 import { TERMINALS_DO_NOT_SURVIVE } from '../../daemon/active-runs.js';
+import { ADOPTED_ENDED_DETAIL } from '../../daemon/jobs/settlement.js';
 import { CLI, startDaemon, waitPidsGone, type TestDaemon } from '../helpers/daemon.js';
 import { pidAlive } from '../helpers/procs.js';
 import { rejection } from '../helpers/rejection.js';
@@ -156,5 +157,19 @@ describe('execd stop --keep-jobs', { timeout: 90_000 }, () => {
     const [listed] = await after.call(JobList, { sessionId: 's1' });
     console.log(`after a plain stop: ${listed?.status} (${listed?.detail})`);
     expect(listed).toMatchObject({ id: job.jobId, status: 'killed' });
+  });
+
+  it('a kept job that ended while no daemon ran reads lost, with no exit code, never completed', async () => {
+    const first = await startDaemon();
+    const client = await first.session('s1');
+    const job = await client.call(ShellStart, { sessionId: 's1', command: 'sleep 1' });
+    await client.call(DaemonShutdown, { keepJobs: true });
+    await first.stop();
+    expect(await waitPidsGone([job.pid])).toEqual([]);
+    const second = await startDaemon({ stateDir: first.stateDir, socketPath: first.socketPath });
+    const after = await second.session('s1');
+    const [listed] = await after.call(JobList, { sessionId: 's1' });
+    console.log(`a kept job that ended unseen: ${listed?.status} (${listed?.detail})`);
+    expect(listed).toMatchObject({ id: job.jobId, status: 'lost', exitCode: null, detail: ADOPTED_ENDED_DETAIL });
   });
 });

@@ -6,6 +6,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { LoggingMessageNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { ChildProcess } from 'node:child_process';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { createShellTools } from '../../../client/tool/index.js';
 import { CLI, startDaemon, waitPidsGone, type TestDaemon } from '../../helpers/daemon.js';
@@ -126,5 +127,62 @@ describe('execd mcp', () => {
     await call('bash', { command: 'true', description: 'Touch the daemon' });
     await transport.close();
     expect(await waitPidsGone([pid])).toEqual([]);
+  });
+
+  /**
+   * Spawns `execd mcp` with `flags` and connects the SDK's Client: resolves with how `initialize`
+   * ended, the server's exit code and how long after the spawn it exited.
+   */
+  async function failedStart(daemon: TestDaemon, flags: string[]) {
+    const env: Record<string, string> = {};
+    for (const [key, value] of Object.entries(process.env)) if (value !== undefined) env[key] = value;
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [CLI, 'mcp', '--socket', daemon.socketPath, '--state-dir', daemon.stateDir, ...flags],
+      cwd: daemon.dir,
+      env,
+      stderr: 'pipe',
+    });
+    let stderr = '';
+    transport.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const client = new Client({ name: 'execd-test', version: '1.0.0' });
+    const started = Date.now();
+    const connected = client.connect(transport).then(
+      () => 'connected',
+      (error: unknown) => (error instanceof Error ? error.message : String(error)),
+    );
+    // The transport spawns its child in connect() and keeps it private; its exit code is asserted.
+    await new Promise((resolveTick) => setImmediate(resolveTick));
+    const child = (transport as unknown as { _process?: ChildProcess })._process!;
+    const pid = child.pid!;
+    onTestFinished(async () => {
+      await client.close().catch(() => undefined);
+      await waitPidsGone([pid]);
+    });
+    const exit = new Promise<number | null>((resolveExit) => {
+      if (child.exitCode !== null) resolveExit(child.exitCode);
+      else child.once('exit', (code) => resolveExit(code));
+    });
+    const code = await exit;
+    return { initialize: await connected, code, elapsedMs: Date.now() - started, stderr: () => stderr };
+  }
+
+  it('answers initialize with the error and exits non-zero when its session cannot be opened', async () => {
+    const daemon = await startDaemon();
+    // The session exists with another cwd: opening it with the server's cwd is refused.
+    await daemon.session('mcp-taken', '/tmp');
+    const result = await failedStart(daemon, ['--session', 'mcp-taken']);
+    expect(result.initialize).toMatch(/execd mcp: .*mcp-taken/);
+    expect(result.code).toBe(125);
+    expect(result.elapsedMs).toBeLessThan(5_000);
+    expect(result.stderr()).toMatch(/execd mcp: .*mcp-taken/);
+  });
+
+  it('fails at start for a workdir that does not exist', async () => {
+    const daemon = await startDaemon();
+    const result = await failedStart(daemon, ['--workdir', '/nonexistent/dir']);
+    expect(result.initialize).toContain('execd mcp: workdir /nonexistent/dir does not exist');
+    expect(result.code).toBe(125);
+    expect(result.elapsedMs).toBeLessThan(5_000);
   });
 });

@@ -1,7 +1,7 @@
 /** The end of the job status machine, and the pid-reuse guard of crash recovery. */
 import { describe, expect, it } from 'vitest';
 import { groupStillOurs } from '../../../daemon/jobs/recovery.js';
-import { DAEMON_RESTARTED_DETAIL, settlementOf } from '../../../daemon/jobs/settlement.js';
+import { ADOPTED_ENDED_DETAIL, DAEMON_RESTARTED_DETAIL, settlementOf } from '../../../daemon/jobs/settlement.js';
 import type { ProcStat } from '../../../shared/proc.js';
 
 describe('settlementOf', () => {
@@ -22,6 +22,17 @@ describe('settlementOf', () => {
     expect(settlementOf({ kind: 'watch-failed', reason: 'EMFILE' })).toEqual({
       status: 'failed',
       detail: 'following the process failed (it was killed): EMFILE',
+    });
+  });
+
+  it('calls an end no daemon saw lost, never completed; a kill asked for killed', () => {
+    expect(settlementOf({ kind: 'adopted-ended', killRequested: false })).toEqual({
+      status: 'lost',
+      detail: ADOPTED_ENDED_DETAIL,
+    });
+    expect(settlementOf({ kind: 'adopted-ended', killRequested: true })).toEqual({
+      status: 'killed',
+      detail: 'killed after a daemon restart',
     });
   });
 

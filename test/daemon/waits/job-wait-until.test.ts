@@ -166,4 +166,39 @@ describe('job/wait until', () => {
     });
     expect(again.endedBy).toBe('output');
   });
+
+  it('port: the probe closes gracefully, so a server that writes first sees no reset', async () => {
+    const daemon = await startDaemon();
+    const client = await daemon.session('w');
+    // A server that greets first (as SMTP or a database does) and records how each connection ended.
+    const endings: string[] = [];
+    const server = createServer((socket) => {
+      socket.write('220 ready\r\n');
+      // It goes on writing a little later (a second greeting line) before it reads.
+      setTimeout(() => socket.write('220 still here\r\n'), 50);
+      socket.on('error', (error: NodeJS.ErrnoException) => endings.push(error.code ?? error.message));
+      socket.on('end', () => setTimeout(() => socket.end(), 100));
+      socket.on('close', (hadError) => endings.push(hadError ? 'closed with an error' : 'closed'));
+      socket.resume();
+    });
+    await new Promise<void>((resolveListen) => server.listen(0, '127.0.0.1', resolveListen));
+    const { port } = server.address() as { port: number };
+    const job = await client.call(ShellStart, { sessionId: 'w', command: 'sleep 30' });
+    for (let probe = 0; probe < 5; probe++) {
+      const answer = await client.call(JobWait, {
+        sessionId: 'w',
+        jobId: job.jobId,
+        timeoutMs: 10_000,
+        until: { port },
+      });
+      expect(answer.endedBy).toBe('port');
+    }
+    await waitFor(
+      () => endings.filter((ending) => ending.startsWith('closed')).length >= 5,
+      'every probe connection to close',
+    );
+    await new Promise<void>((resolveClose) => server.close(() => resolveClose()));
+    console.log(`probe connections ended: ${endings.join(', ')}`);
+    expect(endings).toEqual(Array<string>(5).fill('closed'));
+  });
 });
