@@ -6,7 +6,7 @@
 import { join } from 'node:path';
 import { mkdirSync } from 'node:fs';
 import { describe, expect, test } from 'vitest';
-import { createShellTools, type PersistentShellTool } from '../../client/tool/index.js';
+import { createShellTools } from '../../client/tool/index.js';
 import { TerminalRead, TerminalSend, TerminalSignal } from '../../protocol/methods.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { waitFor } from '../helpers/wait.js';
@@ -57,7 +57,7 @@ describe('exit statuses of commands that end through send or read', () => {
     mkdirSync(cwd, { recursive: true });
     const client = await daemon.connect();
     const tools = await createShellTools({ client, session: { id: 'agent', cwd }, persistent: true, idleMs: 800 });
-    const shell = tools.shell as PersistentShellTool;
+    const shell = tools.shell;
     const bash = (command: string) => shell.execute({ command, description: 'A step of the test' });
     const waiting = await bash('read -p "Code? " x; exit_with() { return $1; }; exit_with "$x"');
     expect(waiting.text.startsWith('Code? ')).toBe(true);

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseExitStatus } from '../../shared/render.js';
 import { RESET_LINE, WAITING_FOR_INPUT_LINE, stillRunningLine } from '../../client/terminal-render.js';
-import { createShellTools, type PersistentShellTool } from '../../client/tool/index.js';
+import { createShellTools } from '../../client/tool/index.js';
 import { TerminalList, TerminalRead } from '../../protocol/methods.js';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { waitFor } from '../helpers/wait.js';
@@ -15,7 +15,7 @@ async function persistentBash(daemon: TestDaemon, sessionId = 'agent', cwd = joi
   mkdirSync(cwd, { recursive: true });
   const client = await daemon.connect();
   const tools = await createShellTools({ client, session: { id: sessionId, cwd }, persistent: true, idleMs });
-  const shell = tools.shell as PersistentShellTool;
+  const shell = tools.shell;
   const bash = (command: string, timeoutMs?: number) =>
     shell.execute({ command, description: 'A step of the test', ...(timeoutMs ? { timeoutMs } : {}) });
   return { client, tools, shell, bash, cwd };

@@ -7,7 +7,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { shellReplacedLine } from '../../client/terminal-render.js';
-import { createShellTools, type PersistentShellTool } from '../../client/tool/index.js';
+import { createShellTools } from '../../client/tool/index.js';
 import type { ExecdClient } from '../../client/connection.js';
 import { TerminalRun } from '../../protocol/methods.js';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
@@ -17,7 +17,7 @@ const SHUT_DOWN = shellReplacedLine({ exitCode: null, signal: null, detail: 'dae
 
 async function persistentBash(client: ExecdClient, cwd: string) {
   const tools = await createShellTools({ client, session: { id: 'agent', cwd }, persistent: true, idleMs: 800 });
-  const shell = tools.shell as PersistentShellTool;
+  const shell = tools.shell;
   return (command: string) => shell.execute({ command, description: 'A step of the test' });
 }
 

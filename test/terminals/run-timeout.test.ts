@@ -7,7 +7,7 @@
 import { join } from 'node:path';
 import { mkdirSync } from 'node:fs';
 import { describe, expect, test } from 'vitest';
-import { createShellTools, type PersistentShellTool } from '../../client/tool/index.js';
+import { createShellTools } from '../../client/tool/index.js';
 import { TerminalList } from '../../protocol/methods.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { shellFixture } from './terminal-helpers.js';
@@ -65,7 +65,7 @@ describe('terminal/run timeouts keep the shell', { timeout: 60_000 }, () => {
     mkdirSync(cwd, { recursive: true });
     const client = await daemon.connect();
     const tools = await createShellTools({ client, session: { id: 'agent', cwd }, persistent: true, idleMs: 2_000 });
-    const shell = tools.shell as PersistentShellTool;
+    const shell = tools.shell;
     const bash = (command: string, timeoutMs?: number) =>
       shell.execute({ command, description: 'A step of the test', ...(timeoutMs ? { timeoutMs } : {}) });
     await bash('export KEEP=kept');

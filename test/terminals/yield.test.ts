@@ -5,7 +5,7 @@
 import { join } from 'node:path';
 import { mkdirSync } from 'node:fs';
 import { describe, expect, test } from 'vitest';
-import { createShellTools, type PersistentShellTool } from '../../client/tool/index.js';
+import { createShellTools } from '../../client/tool/index.js';
 import { yieldedLine } from '../../client/terminal-render.js';
 import { TerminalRead, TerminalSend } from '../../protocol/methods.js';
 import { startDaemon } from '../helpers/daemon.js';
@@ -60,7 +60,7 @@ describe('terminal/run yieldMs', { timeout: 60_000 }, () => {
     mkdirSync(cwd, { recursive: true });
     const client = await daemon.connect();
     const tools = await createShellTools({ client, session: { id: 'agent', cwd }, persistent: true, yieldMs: 1_500 });
-    const shell = tools.shell as PersistentShellTool;
+    const shell = tools.shell;
     const bash = (command: string) => shell.execute({ command, description: 'A step of the test' });
     const first = await bash(COUNT);
     expect(first.text).toMatch(new RegExp(`^0\\n(1\\n)?\\[still running after 1500ms;`));
