@@ -147,7 +147,7 @@ export const serveCommand: CommandRunner = async (argv) => {
   try {
     // EXECD_CLEAN_ENV reaches a daemon the clients auto-start: they pass their environment on.
     const cleanEnv = values['clean-env'] || process.env.EXECD_CLEAN_ENV === '1';
-    daemon = await startDaemon({ ...endpoint, log, configFlags, listen, tls, cleanEnv });
+    daemon = await startDaemon({ ...endpoint, log, configFlags, listen, tls, cleanEnv, logFile: logFile || undefined });
   } catch (error) {
     const message = (error as Error).message;
     // In the foreground the one line below says it; a detached daemon has only its log.
