@@ -6,7 +6,7 @@ import type { DaemonContext } from '../context.js';
 import { resolveSandboxPolicy } from '../resolve.js';
 import type { Session } from '../sessions.js';
 import type { FsPolicy, HiddenTree } from './policy.js';
-import { resolveRequestPath } from './policy.js';
+import { isHidden, resolveRequestPath } from './policy.js';
 
 /** One call's facts: the method (for messages), the policy and the session's cwd. */
 export interface FsCall {
@@ -43,6 +43,11 @@ function hiddenTrees(daemon: DaemonContext): Promise<HiddenTree[]> {
     hiddenByDaemon.set(daemon, trees);
   }
   return trees;
+}
+
+/** Whether a real path lies in one of the daemon's hidden trees (what no file method may reach). */
+export async function isHiddenPath(daemon: DaemonContext, real: string): Promise<boolean> {
+  return isHidden({ mode: 'danger-full-access', hidden: await hiddenTrees(daemon) }, real);
 }
 
 /** How long a set of hidden files' identities is reused (a burst of reads of hard-linked files pays once). */

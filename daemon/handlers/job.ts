@@ -27,6 +27,7 @@ import { recordReportedOutputs } from '../state/output-files.js';
 import { startJob } from '../jobs/start-job.js';
 import { sessionSpillDir } from '../session-lifecycle.js';
 import { fingerprintRequest } from '../request-keys/fingerprint.js';
+import { isHiddenPath } from '../fs/call.js';
 import { awaitRunner, checkSpawnLimits, confineSpec, resolveRequest } from './shell.js';
 
 /**
@@ -123,6 +124,7 @@ export const jobHandlers = [
     const stops: Array<() => void> = [];
     const endedBy = await waitUntil(job, until, params.timeoutMs, {
       regex: ctx.daemon.regex,
+      hidden: (real) => isHiddenPath(ctx.daemon, real),
       cancelled: (listener) => {
         const cancel = ctx.token.onCancellationRequested(listener);
         stops.push(() => cancel.dispose(), ctx.conn.onClose(listener));
