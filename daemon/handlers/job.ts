@@ -15,6 +15,9 @@ import {
   JobWrite,
   ShellStart,
 } from '../../protocol/methods.js';
+import type { Config } from '../../protocol/config.js';
+import type { ParamsOf } from '../../protocol/request.js';
+import type { ExecSpec } from '../../protocol/types.js';
 import { requireAdmin } from '../admin.js';
 import { handler, type HandlerContext } from '../net/handler.js';
 import { waitUntil, type Until } from '../waits/wait-until.js';
@@ -54,6 +57,34 @@ function resolveUntil(until: Until, sessionId: string, { daemon }: HandlerContex
   return { ...until, path };
 }
 
+/** The rest of a `shell/start` once its process is reserved: confine, spawn, journal, answer. */
+async function launchJob(
+  params: ParamsOf<typeof ShellStart>,
+  { daemon }: HandlerContext,
+  spec: ExecSpec,
+  config: Config,
+) {
+  const unit = `job-${daemon.nextRunName()}`;
+  spec.env = { ...spec.env, ...daemon.processes.scopes.env(params.sessionId, unit) };
+  const plan = planJobLaunch(spec, confineSpec(daemon, spec, params.sessionId));
+  const job = await startJob(spec, plan, params.sessionId, {
+    table: daemon.jobs,
+    processes: daemon.processes,
+    spawner: daemon.spawner,
+    config,
+    logDir: sessionSpillDir(daemon, params.sessionId),
+    log: daemon.log,
+    stdin: params.stdin,
+    keepStdinOpen: params.keepStdinOpen,
+    unit,
+    // Journaled, so a repeat of the key after a restart still answers this job.
+    ...(params.requestKey !== undefined && {
+      requestKey: { key: params.requestKey, fingerprint: fingerprintRequest(ShellStart.method, params) },
+    }),
+  });
+  return { jobId: job.id, pid: job.pid, startedAt: job.identity.startedAt.toISOString() };
+}
+
 /** Handlers of the background job methods. */
 export const jobHandlers = [
   handler(ShellStart, async (params, ctx) => {
@@ -64,30 +95,18 @@ export const jobHandlers = [
     if (spec instanceof ExecdError) return spec;
     const waited = await awaitRunner(spec, params.sessionId, ctx);
     if (waited) return waited;
-    const limited = checkSpawnLimits(daemon, params.stdin);
+    const limited = checkSpawnLimits(daemon, params.stdin, params.sessionId);
     if (limited) return limited;
     if (daemon.jobs.live(params.sessionId).length >= config.maxJobsPerSession) {
       return new ExecdError('LIMIT_EXCEEDED', `maxJobsPerSession limit reached (${config.maxJobsPerSession})`);
     }
-    const unit = `job-${daemon.nextRunName()}`;
-    spec.env = { ...spec.env, ...daemon.processes.scopes.env(params.sessionId, unit) };
-    const plan = planJobLaunch(spec, confineSpec(daemon, spec, params.sessionId));
-    const job = await startJob(spec, plan, params.sessionId, {
-      table: daemon.jobs,
-      processes: daemon.processes,
-      spawner: daemon.spawner,
-      config,
-      logDir: sessionSpillDir(daemon, params.sessionId),
-      log: daemon.log,
-      stdin: params.stdin,
-      keepStdinOpen: params.keepStdinOpen,
-      unit,
-      // Journaled, so a repeat of the key after a restart still answers this job.
-      ...(params.requestKey !== undefined && {
-        requestKey: { key: params.requestKey, fingerprint: fingerprintRequest(ShellStart.method, params) },
-      }),
-    });
-    return { jobId: job.id, pid: job.pid, startedAt: job.identity.startedAt.toISOString() };
+    // Reserved before the first await: concurrent starts cannot all pass the process limits.
+    const release = daemon.processes.reserve(params.sessionId);
+    try {
+      return await launchJob(params, ctx, spec, config);
+    } finally {
+      release();
+    }
   }),
 
   handler(JobRead, async (params, ctx) => {

@@ -37,20 +37,42 @@ export function resolveRequest(request: ExecRequest, { daemon, conn }: HandlerCo
  * LIMIT_EXCEEDED when a new process would pass `maxProcesses`, stdin passes `maxStdinBytes`, or
  * spill and log files the sweep may not remove yet fill `spillQuotaBytes`.
  */
-export function checkSpawnLimits(daemon: DaemonContext, stdin: string | undefined): ExecdError | undefined {
+export function checkSpawnLimits(
+  daemon: DaemonContext,
+  stdin: string | undefined,
+  sessionId: string,
+): ExecdError | undefined {
   const config = daemon.config.get();
   if (stdin !== undefined && Buffer.byteLength(stdin) > config.maxStdinBytes) {
     return new ExecdError('LIMIT_EXCEEDED', `stdin is larger than maxStdinBytes (${config.maxStdinBytes})`);
   }
-  if (daemon.processes.count >= config.maxProcesses) {
-    return new ExecdError('LIMIT_EXCEEDED', `maxProcesses limit reached (${config.maxProcesses})`);
-  }
+  const processLimit = checkProcessLimits(daemon, sessionId);
+  if (processLimit) return processLimit;
   daemon.spill.sweepSoon();
   if (daemon.spill.usedBytes >= config.spillQuotaBytes) {
     return new ExecdError(
       'LIMIT_EXCEEDED',
       `spillQuotaBytes limit reached (${config.spillQuotaBytes}): spill and log files of running commands still hold ${daemon.spill.usedBytes} bytes`,
     );
+  }
+  return undefined;
+}
+
+/**
+ * LIMIT_EXCEEDED when one more process of `sessionId` would pass `maxProcessesPerSession` (so one
+ * session cannot use up what the others need) or the daemon-wide `maxProcesses`. A caller that
+ * passes reserves the process at once (`processes.reserve`), before any await.
+ */
+export function checkProcessLimits(daemon: DaemonContext, sessionId: string): ExecdError | undefined {
+  const config = daemon.config.get();
+  if (daemon.processes.countOf(sessionId) >= config.maxProcessesPerSession) {
+    return new ExecdError(
+      'LIMIT_EXCEEDED',
+      `maxProcessesPerSession limit reached (${config.maxProcessesPerSession}) for session ${sessionId}`,
+    );
+  }
+  if (daemon.processes.budgetCount(config.maxProcessesPerSession) >= config.maxProcesses) {
+    return new ExecdError('LIMIT_EXCEEDED', `maxProcesses limit reached (${config.maxProcesses})`);
   }
   return undefined;
 }
@@ -132,67 +154,78 @@ export const shellHandlers = [
   }),
 
   handler(ShellRun, async (params, ctx) => {
-    const { daemon, conn, token } = ctx;
+    const { daemon } = ctx;
     const spec = resolveRequest(params, ctx);
     if (spec instanceof ExecdError) return spec;
     const waited = await awaitRunner(spec, params.sessionId, ctx);
     if (waited) return waited;
-    const limited = checkSpawnLimits(daemon, params.stdin);
+    const limited = checkSpawnLimits(daemon, params.stdin, params.sessionId);
     if (limited) return limited;
-    const runName = daemon.nextRunName();
-    spec.env = { ...spec.env, ...daemon.processes.scopes.env(params.sessionId, runName) };
-    const confinement = confineSpec(daemon, spec, params.sessionId);
-    if (confinement instanceof ExecdError) return confinement;
-
-    if (params.yieldMs !== undefined) return yieldingRun(params, params.yieldMs, ctx, spec, confinement);
-
-    const controller = new AbortController();
-    const session = daemon.sessions.get(params.sessionId);
-    const spillDir = sessionSpillDir(daemon, params.sessionId);
-    const input =
-      params.keepStdinOpen && params.outputToken !== undefined
-        ? openRunStdin(conn, params.sessionId, params.outputToken, spillDir, runName)
-        : undefined;
-    if (input instanceof ExecdError) return input;
-    const cancel = token.onCancellationRequested(() => controller.abort());
-    // A keyed run answers to whichever request is attached to it now (SPEC §14).
-    const attached = ctx.attached ?? (() => ({ conn, params }));
-    const flow: OutputFlow = {
-      get blocked() {
-        return attached().params.outputToken !== undefined && attached().conn.outputFlow.blocked;
-      },
-      whenOpen: (listener) => attached().conn.outputFlow.whenOpen(listener),
-    };
-    const done = runForeground(spec, {
-      config: session?.config ?? daemon.config.get(),
-      sessionId: params.sessionId,
-      spillPath: (stream) => join(spillDir, `${runName}.${stream}`),
-      processes: daemon.processes,
-      spawner: daemon.spawner,
-      confinement,
-      unit: runName,
-      signal: controller.signal,
-      stdin: params.stdin,
-      ...(input && { stdinPath: input.stdin.path, onSpawned: () => input.stdin.spawned() }),
-      // Streaming costs a copy through the daemon: only when asked, or when a repeat may ask.
-      ...((params.outputToken !== undefined || ctx.attached) && {
-        flow,
-        ...progressSender(attached, params.outputEncoding),
-      }),
-    });
-    // A detachable run belongs to no connection: its close does not abort it, the grace does.
-    const owner = ctx.attached ?? conn;
-    daemon.runs.add({ sessionId: params.sessionId, owner, controller, done });
-    let result: Awaited<typeof done>;
+    const release = daemon.processes.reserve(params.sessionId);
     try {
-      result = await done;
+      return await startRun(params, ctx, spec);
     } finally {
-      input?.close();
-      cancel.dispose();
+      release();
     }
-    if (result instanceof ExecdError) return result;
-    if (params.keepCapture === false) return dropCapture(result);
-    recordReportedOutputs(daemon, params.sessionId, [result.stdout.spillPath, result.stderr.spillPath]);
-    return result;
   }),
 ];
+
+/** The rest of a `shell/run` once its process is reserved: confine, spawn, answer. */
+async function startRun(params: ParamsOf<typeof ShellRun>, ctx: HandlerContext, spec: ExecSpec) {
+  const { daemon, conn, token } = ctx;
+  const runName = daemon.nextRunName();
+  spec.env = { ...spec.env, ...daemon.processes.scopes.env(params.sessionId, runName) };
+  const confinement = confineSpec(daemon, spec, params.sessionId);
+  if (confinement instanceof ExecdError) return confinement;
+
+  if (params.yieldMs !== undefined) return yieldingRun(params, params.yieldMs, ctx, spec, confinement);
+
+  const controller = new AbortController();
+  const session = daemon.sessions.get(params.sessionId);
+  const spillDir = sessionSpillDir(daemon, params.sessionId);
+  const input =
+    params.keepStdinOpen && params.outputToken !== undefined
+      ? openRunStdin(conn, params.sessionId, params.outputToken, spillDir, runName)
+      : undefined;
+  if (input instanceof ExecdError) return input;
+  const cancel = token.onCancellationRequested(() => controller.abort());
+  // A keyed run answers to whichever request is attached to it now (SPEC §14).
+  const attached = ctx.attached ?? (() => ({ conn, params }));
+  const flow: OutputFlow = {
+    get blocked() {
+      return attached().params.outputToken !== undefined && attached().conn.outputFlow.blocked;
+    },
+    whenOpen: (listener) => attached().conn.outputFlow.whenOpen(listener),
+  };
+  const done = runForeground(spec, {
+    config: session?.config ?? daemon.config.get(),
+    sessionId: params.sessionId,
+    spillPath: (stream) => join(spillDir, `${runName}.${stream}`),
+    processes: daemon.processes,
+    spawner: daemon.spawner,
+    confinement,
+    unit: runName,
+    signal: controller.signal,
+    stdin: params.stdin,
+    ...(input && { stdinPath: input.stdin.path, onSpawned: () => input.stdin.spawned() }),
+    // Streaming costs a copy through the daemon: only when asked, or when a repeat may ask.
+    ...((params.outputToken !== undefined || ctx.attached) && {
+      flow,
+      ...progressSender(attached, params.outputEncoding),
+    }),
+  });
+  // A detachable run belongs to no connection: its close does not abort it, the grace does.
+  const owner = ctx.attached ?? conn;
+  daemon.runs.add({ sessionId: params.sessionId, owner, controller, done });
+  let result: Awaited<typeof done>;
+  try {
+    result = await done;
+  } finally {
+    input?.close();
+    cancel.dispose();
+  }
+  if (result instanceof ExecdError) return result;
+  if (params.keepCapture === false) return dropCapture(result);
+  recordReportedOutputs(daemon, params.sessionId, [result.stdout.spillPath, result.stderr.spillPath]);
+  return result;
+}
