@@ -74,12 +74,49 @@ export class TransferTable {
   /** Transfer ids by the stream token not used yet. */
   private readonly byStreamToken = new Map<string, string>();
   private counter = 0;
+  /** When each transfer was last called or moved a byte (ms), for `fsTransferIdleMs`. */
+  private readonly lastActive = new Map<string, number>();
+  private idleTimer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly journalDir: string) {}
+  /** `idleMs`: read at each look, so that `config/set` applies (default: never idle). */
+  constructor(
+    private readonly journalDir: string,
+    private readonly idleMs: () => number = () => Infinity,
+  ) {}
 
   /** Open transfers. */
   get size(): number {
     return this.transfers.size;
+  }
+
+  /** Open transfers of one session, for `maxFsTransfersPerSession`. */
+  countOf(sessionId: string): number {
+    let n = 0;
+    for (const transfer of this.transfers.values()) if (transfer.owner.sessionId === sessionId) n += 1;
+    return n;
+  }
+
+  /** Marks a transfer active now, and makes sure idle ones are looked for while any is open. */
+  private touch(id: string): void {
+    this.lastActive.set(id, Date.now());
+    if (this.idleTimer !== undefined) return;
+    const period = Math.max(50, Math.min(5_000, this.idleMs() / 4));
+    this.idleTimer = setInterval(() => this.endIdle(), period);
+    this.idleTimer.unref();
+  }
+
+  /**
+   * Ends the transfers nobody called and no stream moved a byte of for `fsTransferIdleMs` (temp
+   * file removed), so a client that opens transfers and walks away cannot hold the slots.
+   */
+  private endIdle(): void {
+    const now = Date.now();
+    const idleMs = this.idleMs();
+    for (const [id, at] of this.lastActive) if (now - at >= idleMs) void this.release(id).catch(() => {});
+    if (this.transfers.size === 0) {
+      clearInterval(this.idleTimer);
+      this.idleTimer = undefined;
+    }
   }
 
   /** `fs/upload/begin`. */
@@ -117,6 +154,7 @@ export class TransferTable {
         tail: Promise.resolve(),
         streamToken,
       });
+      this.touch(id);
       return { uploadId: id, maxChunkBytes: MAX_FS_DATA_BYTES, streamToken };
     } catch (error) {
       await anchor.dir.close();
@@ -137,6 +175,7 @@ export class TransferTable {
       transfer.owner.sessionId !== owner.sessionId
     )
       return new ExecdError('FS_NOT_FOUND', `no ${kind} ${id} of session ${owner.sessionId} on this connection`);
+    this.touch(id);
     return transfer as Extract<Transfer, { kind: K }>;
   }
 
@@ -223,6 +262,7 @@ export class TransferTable {
     const id = `down-${++this.counter}`;
     const streamToken = this.issueStreamToken(id);
     this.transfers.set(id, { kind: 'download', owner, handle: opened.handle, size: opened.size, streamToken });
+    this.touch(id);
     return {
       downloadId: id,
       size: opened.size,
@@ -268,6 +308,10 @@ export class TransferTable {
     if (!transfer) return 'no open transfer has this stream token';
     this.byStreamToken.delete(preamble.token);
     transfer.stream = socket;
+    // Bytes moving on the stream keep the transfer active; a stream that stalls lets it go idle.
+    this.touch(id!);
+    socket.on('data', () => this.lastActive.set(id!, Date.now()));
+    socket.on('drain', () => this.lastActive.set(id!, Date.now()));
     if (transfer.kind === 'download') {
       // sendDownload catches its own failures: the client sees a short stream.
       this.sendDownload(transfer, socket).catch(() => socket.destroy());
@@ -333,6 +377,7 @@ export class TransferTable {
     const transfer = this.transfers.get(id);
     if (!transfer) return;
     this.transfers.delete(id);
+    this.lastActive.delete(id);
     this.byStreamToken.delete(transfer.streamToken);
     // A stream still moving bytes is cut; one that answered finishes flushing its answer.
     if (transfer.stream && !transfer.stream.writableEnded) transfer.stream.destroy();
