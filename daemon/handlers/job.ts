@@ -85,6 +85,71 @@ async function launchJob(
   return { jobId: job.id, pid: job.pid, startedAt: job.identity.startedAt.toISOString() };
 }
 
+/** Waits open now, per daemon: by session and in all, for `maxWaitsPerSession` and `maxWaits`. */
+const openWaits = new WeakMap<object, { total: number; bySession: Map<string, number> }>();
+
+/**
+ * Counts one more `job/wait` of `sessionId`, or refuses it past `maxWaitsPerSession` or
+ * `maxWaits` (each wait polls and may hold a pattern check, so their number is bounded). The
+ * count is taken before any await; the returned release gives it back (idempotent).
+ */
+function reserveWait(daemon: HandlerContext['daemon'], sessionId: string): ExecdError | (() => void) {
+  const config = daemon.config.get();
+  let open = openWaits.get(daemon);
+  if (!open) openWaits.set(daemon, (open = { total: 0, bySession: new Map<string, number>() }));
+  const own = open.bySession.get(sessionId) ?? 0;
+  if (own >= config.maxWaitsPerSession)
+    return new ExecdError(
+      'LIMIT_EXCEEDED',
+      `maxWaitsPerSession limit reached (${config.maxWaitsPerSession}) for session ${sessionId}`,
+    );
+  if (open.total >= config.maxWaits)
+    return new ExecdError('LIMIT_EXCEEDED', `maxWaits limit reached (${config.maxWaits})`);
+  open.total += 1;
+  open.bySession.set(sessionId, own + 1);
+  const held = open;
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    held.total -= 1;
+    const left = (held.bySession.get(sessionId) ?? 1) - 1;
+    if (left > 0) held.bySession.set(sessionId, left);
+    else held.bySession.delete(sessionId);
+  };
+}
+
+/** `job/wait` once counted: until the job settles, a condition holds, or the timeout passes. */
+async function waitJob(job: Job, params: ParamsOf<typeof JobWait>, ctx: HandlerContext) {
+  if (params.until === undefined) {
+    // A caller that cancels or goes away ends its wait (and gives back its slot) at once.
+    const stops: Array<() => void> = [];
+    const gone = new Promise<void>((resolve) => {
+      const cancel = ctx.token.onCancellationRequested(() => resolve());
+      stops.push(
+        () => cancel.dispose(),
+        ctx.conn.onClose(() => resolve()),
+      );
+    });
+    await Promise.race([settledWithin(job, params.timeoutMs), gone]);
+    for (const stop of stops) stop();
+    return { ...job.snapshot(), endedBy: job.isSettled ? ('settled' as const) : ('timeout' as const) };
+  }
+  const until = resolveUntil(params.until, params.sessionId, ctx);
+  if (until instanceof ExecdError) return until;
+  const stops: Array<() => void> = [];
+  const endedBy = await waitUntil(job, until, params.timeoutMs, {
+    regex: ctx.daemon.regex,
+    hidden: (real) => isHiddenPath(ctx.daemon, real),
+    cancelled: (listener) => {
+      const cancel = ctx.token.onCancellationRequested(listener);
+      stops.push(() => cancel.dispose(), ctx.conn.onClose(listener));
+    },
+  });
+  for (const stop of stops) stop();
+  return endedBy instanceof ExecdError ? endedBy : { ...job.snapshot(), endedBy };
+}
+
 /** Handlers of the background job methods. */
 export const jobHandlers = [
   handler(ShellStart, async (params, ctx) => {
@@ -134,23 +199,13 @@ export const jobHandlers = [
   handler(JobWait, async (params, ctx) => {
     const job = ownedJob(params, ctx);
     if (job instanceof ExecdError) return job;
-    if (params.until === undefined) {
-      await settledWithin(job, params.timeoutMs);
-      return { ...job.snapshot(), endedBy: job.isSettled ? ('settled' as const) : ('timeout' as const) };
+    const release = reserveWait(ctx.daemon, params.sessionId);
+    if (release instanceof ExecdError) return release;
+    try {
+      return await waitJob(job, params, ctx);
+    } finally {
+      release();
     }
-    const until = resolveUntil(params.until, params.sessionId, ctx);
-    if (until instanceof ExecdError) return until;
-    const stops: Array<() => void> = [];
-    const endedBy = await waitUntil(job, until, params.timeoutMs, {
-      regex: ctx.daemon.regex,
-      hidden: (real) => isHiddenPath(ctx.daemon, real),
-      cancelled: (listener) => {
-        const cancel = ctx.token.onCancellationRequested(listener);
-        stops.push(() => cancel.dispose(), ctx.conn.onClose(listener));
-      },
-    });
-    for (const stop of stops) stop();
-    return endedBy instanceof ExecdError ? endedBy : { ...job.snapshot(), endedBy };
   }),
 
   handler(JobKill, async (params, ctx) => {
