@@ -24,7 +24,7 @@ describe('per-session process budgets', { timeout: 120_000 }, () => {
     await attacker.call(SessionOpen, { sessionId: 'a', cwd: daemon.dir, sandbox: { mode: 'read-only' } });
     // One run, so no spawn limit stops it: each sleep leaves the run's group and session.
     const fork = 'for i in $(seq 130); do setsid sleep 300 </dev/null >/dev/null 2>&1 & done';
-    const forked = await attacker.call(ShellRun, { sessionId: 'a', command: fork, timeoutMs: 30_000 });
+    const forked = await attacker.run({ sessionId: 'a', command: fork, timeoutMs: 30_000 });
     expect(forked.exitCode).toBe(0);
     // All of them count: past the daemon-wide maxProcesses (128) on their own.
     await waitFor(async () => (await attacker.call(DaemonStatus, {})).processes >= 130, '130 escaped groups counted');
@@ -36,7 +36,7 @@ describe('per-session process budgets', { timeout: 120_000 }, () => {
     const samples: number[] = [];
     for (let i = 0; i < 40; i++) {
       const started = performance.now();
-      const result = await other.call(ShellRun, { sessionId: 'b', command: 'echo ok' });
+      const result = await other.run({ sessionId: 'b', command: 'echo ok' });
       samples.push(performance.now() - started);
       expect(result.exitCode).toBe(0);
     }
