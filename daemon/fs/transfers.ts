@@ -17,6 +17,7 @@ import { ExecdError } from '../../protocol/errors.js';
 import { FileAppender, fileToSocket } from '../../shared/byte-pump.js';
 import {
   DEFAULT_FS_READ_BYTES,
+  FsUploadChunk,
   MAX_FS_DATA_BYTES,
   type FsDownloadBeginResult,
   type FsDownloadChunkResult,
@@ -25,7 +26,8 @@ import {
 } from '../../protocol/fs.js';
 import type { Anchor } from './anchor.js';
 import { targetOf, type FsCall } from './call.js';
-import { fsErrorOf } from './errno.js';
+import { denied, fsErrorOf } from './errno.js';
+import { refusal } from './policy.js';
 import { openForRead, readChunk } from './read-ops.js';
 import { forgetUpload, recordUpload } from './upload-journal.js';
 import { anchorForWrite, checkIfMatch, createTemp, replaceTarget } from './write-ops.js';
@@ -213,7 +215,8 @@ export class TransferTable {
     });
     await upload.tail;
     if (upload.failed) {
-      const error = fsErrorOf(upload.call.method, upload.target, upload.failed);
+      // The chunk's own method: the error is this call's, not the begin's.
+      const error = fsErrorOf(FsUploadChunk.method, upload.target, upload.failed);
       await this.release(params.uploadId);
       return error;
     }
@@ -231,6 +234,9 @@ export class TransferTable {
     await upload.tail;
     try {
       if (upload.failed) return fsErrorOf(call.method, upload.target, upload.failed);
+      // The policy now, not the one of the begin: a session narrowed meanwhile (read-only) commits nothing.
+      const why = refusal(call.policy, upload.anchor.real, 'write');
+      if (why) return denied(call.method, upload.target, why);
       if (params.size !== undefined && params.size !== upload.nextOffset)
         return new ExecdError('INVALID_PARAMS', `size: ${upload.nextOffset} bytes arrived, not ${params.size}`);
       const sha256 = upload.hash.digest('hex');
