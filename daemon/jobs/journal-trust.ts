@@ -5,7 +5,7 @@
  * checks are in recovery.ts, made against `/proc` when a signal is due).
  */
 import { lstatSync } from 'node:fs';
-import { basename, dirname, isAbsolute, normalize } from 'node:path';
+import { basename, dirname, normalize, resolve } from 'node:path';
 import { signallable } from '../executor/kill.js';
 import type { JobRecord } from './journal-entries.js';
 
@@ -22,8 +22,9 @@ export function untrustedLogPath(
   stream: 'stdout' | 'stderr',
   spillRoot: string,
 ): string | undefined {
-  if (!isAbsolute(path) || normalize(path) !== path) return 'not a normal absolute path';
-  if (dirname(dirname(path)) !== normalize(spillRoot)) return 'outside the spill directory';
+  // Normal (no `.`, `..` or doubled separator); relative only when the state dir was given so.
+  if (normalize(path) !== path) return 'not a normal path';
+  if (dirname(dirname(resolve(path))) !== resolve(spillRoot)) return 'outside the spill directory';
   if (basename(path) !== `${id}.${stream}`) return 'not named for its job';
   const dir = lstatQuiet(dirname(path));
   if (dir !== undefined && !dir.isDirectory()) return 'session directory is not a directory';
