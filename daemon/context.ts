@@ -31,7 +31,7 @@ export interface DaemonContext {
   readonly token: string;
   /** The administrative token (`<stateDir>/admin-token`): a connection that presents it is admin. */
   readonly adminToken: string;
-  /** Secret files the daemon was given by path (TLS key and certificate), hidden from confined commands. */
+  /** Secret files the daemon was given by path (TLS key, certificate, client CA, an external log file), hidden from confined commands and file methods. */
   readonly secretFiles: readonly string[];
   readonly platform: PlatformFacts;
   /** The daemon's environment, scrubbed once at start-up. */

@@ -38,9 +38,33 @@ export class ProcessRegistry {
     this.runs = journal;
   }
 
-  /** Tracks a group until `untrack`. */
+  /** Spawns reserved and not yet tracked, by session: counted, so a burst cannot pass a limit. */
+  private readonly reserved = new Map<string, Set<object>>();
+
+  /**
+   * Reserves one process of `sessionId` for a spawn about to start, in the same tick as the limit
+   * check (no await between), so concurrent requests cannot all pass it. The spawn's `track`
+   * consumes it; the returned release drops it if the spawn never came (idempotent).
+   */
+  reserve(sessionId: string): () => void {
+    const token = {};
+    let held = this.reserved.get(sessionId);
+    if (!held) this.reserved.set(sessionId, (held = new Set()));
+    held.add(token);
+    return () => this.dropReservation(sessionId, token);
+  }
+
+  private dropReservation(sessionId: string, token?: object): void {
+    const held = this.reserved.get(sessionId);
+    if (!held) return;
+    held.delete(token ?? held.values().next().value!);
+    if (held.size === 0) this.reserved.delete(sessionId);
+  }
+
+  /** Tracks a group until `untrack`; a run, job or terminal consumes one reservation of its session. */
   track(group: TrackedGroup): TrackedGroup {
     this.groups.add(group);
+    if (group.kind !== 'leftover') this.dropReservation(group.sessionId);
     if (group.kind === 'run') this.runs?.started(group.pgid, group.sessionId);
     return group;
   }
@@ -82,7 +106,34 @@ export class ProcessRegistry {
     const live = this.live();
     let escaped = 0;
     for (const groups of this.escaped(live).values()) escaped += groups;
-    return live.length + escaped;
+    let reserved = 0;
+    for (const held of this.reserved.values()) reserved += held.size;
+    return live.length + escaped + reserved;
+  }
+
+  /**
+   * The count against `maxProcesses` when each session weighs at most `perSession`: a session
+   * whose one command forked past its own limit (130 `setsid sleep` in one run) holds no more of
+   * the daemon-wide budget than that limit, so the other sessions can still spawn.
+   */
+  budgetCount(perSession: number): number {
+    const live = this.live();
+    const bySession = new Map<string, number>();
+    const add = (key: string, n: number) => bySession.set(key, (bySession.get(key) ?? 0) + n);
+    for (const group of live) add(this.scopes.sessionKey(group.sessionId), 1);
+    for (const [key, groups] of this.escaped(live)) add(key, groups);
+    for (const [sessionId, held] of this.reserved) add(this.scopes.sessionKey(sessionId), held.size);
+    let total = 0;
+    for (const n of bySession.values()) total += Math.min(n, perSession);
+    return total;
+  }
+
+  /** The same count for one session, for `maxProcessesPerSession`. */
+  countOf(sessionId: string): number {
+    const live = this.live();
+    const own = live.filter((group) => group.sessionId === sessionId).length;
+    const escaped = this.escaped(live).get(this.scopes.sessionKey(sessionId)) ?? 0;
+    return own + escaped + (this.reserved.get(sessionId)?.size ?? 0);
   }
 
   /** Escaped process groups of one session (they keep it from closing for idleness, like leftovers). */

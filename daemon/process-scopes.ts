@@ -20,7 +20,7 @@
  */
 import { createHmac, createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, sep } from 'node:path';
 import type { ExecdError } from '../protocol/errors.js';
 import type { LimitReport, LimitsCapability, SessionLimits } from '../protocol/limits.js';
 import type { SessionUsage } from '../protocol/types.js';
@@ -35,6 +35,7 @@ import {
   type LimitBackend,
   type LimitCounts,
 } from './limits/limit-backend.js';
+import { bootTicksNow, ownedByUnit } from './scope-ancestry.js';
 
 /** How `ProcessScopes.kill` treats a scope. */
 export interface KillOptions {
@@ -354,6 +355,12 @@ export class ProcessScopes {
     } catch {
       return undefined;
     }
+    // When it was made: a process that started earlier was moved in, and is never killed with it.
+    const now = readBootTicks();
+    if (now !== undefined) {
+      this.createdAt.set(dir, now);
+      if (!this.createdAt.has(this.sessionDir(sessionId))) this.createdAt.set(this.sessionDir(sessionId), now);
+    }
     const enter = join(dir, 'cgroup.procs');
     // The v1 hierarchies of a limited unit (the scope's own, when it is one of them, is entered once).
     const also = this.limitedUnits.get(unitKey(sessionId, unit))?.also.filter((entry) => entry.enter !== enter);
@@ -363,19 +370,35 @@ export class ProcessScopes {
   /** Live members of a session's scope, or of one unit of it; every session's with no id. */
   private members(sessionId: string | undefined, unit?: string): Member[] {
     if (this.mode === 'none') return [];
-    return this.membersOf(
-      this.mode === 'cgroup' ? this.cgroupPids(sessionId, unit) : this.environPids(sessionId, unit),
-    );
+    if (this.mode === 'cgroup') return this.ownCgroupMembers(sessionId, unit);
+    return this.membersOf(this.environPids(sessionId, unit));
   }
 
-  private cgroupPids(sessionId: string | undefined, unit?: string): number[] {
-    const dir =
-      sessionId === undefined
-        ? this.cgroup!.base
-        : unit === undefined
-          ? this.sessionDir(sessionId)
-          : this.unitDir(sessionId, unit);
-    return procsBelow(dir);
+  /** Boot ticks at which each unit's (and session's) cgroup was made by this daemon. */
+  private readonly createdAt = new Map<string, number>();
+
+  /**
+   * The members of the units in question that descend from what the daemon started in them
+   * (scope-ancestry.ts): a process moved into a unit from outside is left alone. Each unit is judged
+   * on its own, and the processes directly in a session's cgroup (where no spawn puts any) as one more.
+   */
+  private ownCgroupMembers(sessionId: string | undefined, unit?: string): Member[] {
+    const sessions = sessionId === undefined ? subdirs(this.cgroup!.base) : [dirName('s', sessionId)];
+    // A unit with the cgroups its command made below it; a session directory's own processes alone.
+    const groups: Array<{ dir: string; pids: (dir: string) => number[] }> = [];
+    for (const session of sessions) {
+      const sessionDir = join(this.cgroup!.base, session);
+      if (unit !== undefined) groups.push({ dir: join(sessionDir, dirName('u', unit)), pids: procsBelow });
+      else {
+        groups.push({ dir: sessionDir, pids: procsIn });
+        for (const name of subdirs(sessionDir)) groups.push({ dir: join(sessionDir, name), pids: procsBelow });
+      }
+    }
+    const spawners = new Set([process.pid, ...this.protectedPids()]);
+    const startOf = (pid: number) => readProcStat(pid)?.startTime;
+    return groups.flatMap(({ dir, pids }) =>
+      ownedByUnit(this.membersOf(pids(dir)), spawners, this.createdAt.get(dir), startOf),
+    );
   }
 
   private environPids(sessionId: string | undefined, unit?: string): number[] {
@@ -519,9 +542,12 @@ export class ProcessScopes {
   release(sessionId: string, unit?: string): void {
     if (this.mode !== 'cgroup') return;
     this.releaseLimitDirs(sessionId, unit);
+    const dir = unit === undefined ? this.sessionDir(sessionId) : this.unitDir(sessionId, unit);
     // Still populated: something escaped (or is left over), which the next count must see.
-    if (!removeEmpty(unit === undefined ? this.sessionDir(sessionId) : this.unitDir(sessionId, unit)))
-      this.lastCount = undefined;
+    if (!removeEmpty(dir)) this.lastCount = undefined;
+    else
+      for (const known of this.createdAt.keys())
+        if (known === dir || known.startsWith(dir + sep)) this.createdAt.delete(known);
   }
 
   /** Removes a unit's (or a session's) empty cgroups in the limits' other hierarchies. */
@@ -561,6 +587,15 @@ export async function killEscapedProcesses(scopes: ProcessScopes, graceMs: numbe
   const killed = await scopes.kill(undefined, undefined, graceMs);
   scopes.releaseAll();
   return killed;
+}
+
+/** The boot clock now in `/proc` ticks; undefined when it cannot be read. */
+function readBootTicks(): number | undefined {
+  try {
+    return bootTicksNow(readFileSync('/proc/uptime', 'utf8'));
+  } catch {
+    return undefined;
+  }
 }
 
 /** Pids in one cgroup (none when it is gone). */

@@ -2,6 +2,7 @@
  * Assembles a daemon: state dir, token, configuration, socket, connections, and the graceful
  * shutdown that leaves no process, timer or socket behind.
  */
+import { resolve as resolvePath } from 'node:path';
 import type { Socket } from 'node:net';
 import type { Message } from 'vscode-jsonrpc';
 import { configSchema, DEFAULT_CONFIG, mergeConfigPatch, type ConfigPatch } from '../protocol/config.js';
@@ -68,6 +69,8 @@ export interface DaemonOptions {
   metrics?: MetricsSpec;
   /** The audit log of commands (`--audit-log`). */
   auditLog?: string;
+  /** `--log-file`, when the log goes to a file: hidden from commands and file methods with its rotations. */
+  logFile?: string;
 }
 
 /** A running daemon. */
@@ -77,6 +80,20 @@ export interface RunningDaemon {
   closed: Promise<void>;
   /** Starts a graceful shutdown and resolves when it is complete; never rejects (a failed step is logged). */
   shutdown(reason: string, options?: ShutdownOptions): Promise<void>;
+}
+
+/**
+ * Files outside the state dir that no command and no file method may read: the TLS key, the
+ * certificate and the client CA, and an external log file with its rotations (`<log>.1` …), absolute.
+ */
+function secretFilesOf(options: DaemonOptions, logMaxFiles: number): string[] {
+  const { key, cert, clientCa } = options.tls ?? {};
+  const files = [key, cert, clientCa].filter((file): file is string => file !== undefined);
+  if (options.logFile !== undefined) {
+    const log = resolvePath(options.logFile);
+    files.push(log, ...Array.from({ length: Math.max(logMaxFiles, 1) }, (_, n) => `${log}.${n + 1}`));
+  }
+  return files.map((file) => resolvePath(file));
 }
 
 /** The package version, read once. */
@@ -233,7 +250,7 @@ async function startOwnedDaemon(
     paths,
     token,
     adminToken: ensureToken(paths.adminToken),
-    secretFiles: [options.tls?.key, options.tls?.cert].filter((file): file is string => file !== undefined),
+    secretFiles: secretFilesOf(options, config.get().logMaxFiles),
     platform,
     baseEnv: baseEnvironment(process.env, options.cleanEnv ?? false),
     log: options.log,

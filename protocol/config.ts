@@ -110,6 +110,16 @@ const configFields = (z: Zod) => ({
   maxLimits: sessionLimitsSchema().optional(),
   /** True: a limit no cgroup here can enforce is dropped instead of refused (`LIMIT_UNAVAILABLE`). */
   limitsOptional: z.boolean({ error: 'must be a boolean' }),
+  /** Processes (runs, jobs, terminals, leftovers, escaped groups) of one session at once; within `maxProcesses`. */
+  maxProcessesPerSession: positiveInt(),
+  /** Uploads and downloads open at once per session; within `maxFsTransfers`. */
+  maxFsTransfersPerSession: positiveInt(),
+  /** A transfer that receives no call for this long is ended (temp file removed) and frees its slot. */
+  fsTransferIdleMs: positive().max(MAX_TIMER_MS, { error: `must be at most ${MAX_TIMER_MS}` }),
+  /** `job/wait` calls waiting at once per session; one more is refused. */
+  maxWaitsPerSession: positiveInt(),
+  /** `job/wait` calls waiting at once across all sessions. */
+  maxWaits: positiveInt(),
 });
 
 /** The schema of a complete configuration: every field present (but `cwd`); built on first use. */
@@ -176,6 +186,11 @@ export const DEFAULT_CONFIG: Config = Object.freeze({
   logMaxBytes: 16 * 1024 * 1024,
   logMaxFiles: 3,
   limitsOptional: false,
+  maxProcessesPerSession: 64,
+  maxFsTransfersPerSession: 8,
+  fsTransferIdleMs: 60_000,
+  maxWaitsPerSession: 64,
+  maxWaits: 512,
 });
 
 /** `base` with `patch` applied: later wins, and a `null` (an optional field such as `cwd`) removes the field. */

@@ -32,6 +32,8 @@ export const ErrorCodes = {
   FS_DENIED: -32024,
   /** `ifMatch` did not match; `data.version` is the current version (or `absent`). */
   FS_CONFLICT: -32025,
+  /** The file system is full (ENOSPC) or the user's quota is spent (EDQUOT): no policy refused it. */
+  FS_NO_SPACE: -32026,
   /** `initialize` asked for a protocol version this daemon does not speak; `data.supportedVersions` lists those it does. */
   PROTOCOL_VERSION_MISMATCH: -32030,
 } as const;

@@ -41,6 +41,16 @@ export function readProcStat(pid: number): ProcStat | undefined {
   }
 }
 
+/** The real uid of process `pid` (`/proc/<pid>/status`); undefined when it does not exist. */
+export function readProcUid(pid: number): number | undefined {
+  try {
+    const match = /^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Number(match[1]) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** True for a process that exists and is not a zombie. */
 function isLive(stat: ProcStat | undefined): stat is ProcStat {
   return stat !== undefined && stat.state !== 'Z' && stat.state !== 'X';

@@ -173,6 +173,7 @@ export const serveCommand: CommandRunner = async (argv) => {
       listen,
       tls,
       cleanEnv,
+      logFile: logFile || undefined,
       ...(metrics && { metrics }),
       ...(auditLog !== undefined && { auditLog }),
     });

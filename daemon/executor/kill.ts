@@ -16,6 +16,7 @@ const SIGKILL_SETTLE_MS = 5_000;
  * signal-0, no /proc read.
  */
 export function groupExists(pgid: number): boolean {
+  if (!signallable(pgid)) return false;
   try {
     process.kill(PLATFORM.killStrategy === 'process-group' ? -pgid : pgid, 0);
     return true;
@@ -39,8 +40,18 @@ export function groupAlive(pgid: number): boolean {
   }
 }
 
+/**
+ * Whether `pgid` can name one tree: never 0 or 1 (`kill(-1)` signals every process the daemon's
+ * user may, `kill(0)` the daemon's own group), never the daemon itself. A number that came from a
+ * damaged journal must not turn into a kill of everything.
+ */
+export function signallable(pgid: number): boolean {
+  return Number.isSafeInteger(pgid) && pgid > 1 && pgid !== process.pid;
+}
+
 /** Sends a signal to a whole tree; a tree that is already gone is not an error. */
 export function signalGroup(pgid: number, signal: NodeJS.Signals): void {
+  if (!signallable(pgid)) return;
   if (PLATFORM.killStrategy === 'tree-kill') {
     treeKill(pgid, signal, () => {});
     return;
@@ -104,6 +115,7 @@ function signalFollowers(pgid: number, signal: NodeJS.Signals): void {
 
 /** SIGTERM the tree, SIGKILL it after `graceMs`, and resolve once it is gone. */
 export async function terminateGroup(pgid: number, graceMs: number, options: TerminateOptions = {}): Promise<void> {
+  if (!signallable(pgid)) return;
   if (options.spareLeaderOnTerm) signalFollowers(pgid, 'SIGTERM');
   else signalGroup(pgid, 'SIGTERM');
   if (await waitGroupGone(pgid, graceMs)) return;

@@ -31,6 +31,9 @@ export function fsErrorOf(method: string, path: string, error: unknown): ExecdEr
     case 'EPERM':
     case 'EROFS':
       return denied(method, path, `permission denied (${code})`);
+    case 'ENOSPC':
+    case 'EDQUOT':
+      return new ExecdError('FS_NO_SPACE', `${method} ${path}: no space left on the file system (${code})`);
     case 'EXDEV':
       return denied(method, path, 'source and target are on different file systems');
     case undefined:

@@ -14,6 +14,7 @@ import { dirAt, entryAt, openDirectory } from './anchor.js';
 import { targetOf, type FsCall } from './call.js';
 import { denied, fsErrorOf } from './errno.js';
 import { isHidden, refusal } from './policy.js';
+import { beyondPolicy } from './read-ops.js';
 import { entryTypeOf } from './stats.js';
 
 /** -1, 0 or 1: `a` before, equal to or after `b`, component by component. */
@@ -98,6 +99,8 @@ export async function listPath(
   try {
     const why = refusal(call.policy, opened.real, 'read');
     if (why) return denied(call.method, target, why);
+    const beyond = await beyondPolicy(call, await opened.handle.stat({ bigint: true }), 'read');
+    if (beyond) return denied(call.method, target, beyond);
     const cursor = params.cursor ? params.cursor.split('/').filter((part) => part !== '') : [];
     const state: Walk = {
       call,

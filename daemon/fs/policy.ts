@@ -24,6 +24,35 @@ export interface FsPolicy {
   /** Real path of the workspace root; set for the confined modes. */
   workspaceRoot?: string;
   hidden: readonly HiddenTree[];
+  /**
+   * Set when the daemon runs as root and the mode is confined: a confined command runs without
+   * capabilities (`--cap-drop ALL`), so a file method checks a file's mode bits as such a process
+   * would, instead of reading whatever root may.
+   */
+  withoutCapabilities?: { uid: number; groups: readonly number[] };
+}
+
+/** The owner, group and mode of a file, as `fstat` reports them. */
+export interface FileOwnership {
+  uid: number;
+  gid: number;
+  mode: number;
+}
+
+/**
+ * Why a process of `identity` without capabilities could not `access` a file, or undefined when
+ * it could: the owner's bits when it owns the file, else the group's when it is in the group, else
+ * the others' (what the kernel checks once CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH are dropped).
+ */
+export function permissionRefusal(
+  identity: { uid: number; groups: readonly number[] },
+  file: FileOwnership,
+  access: FsAccess,
+): string | undefined {
+  const bit = access === 'read' ? 0o4 : 0o2;
+  const shift = file.uid === identity.uid ? 6 : identity.groups.includes(file.gid) ? 3 : 0;
+  if ((file.mode >> shift) & bit) return undefined;
+  return `mode ${(file.mode & 0o7777).toString(8).padStart(4, '0')} (uid ${file.uid}, gid ${file.gid}) does not let a confined command ${access} it, so neither may this call`;
 }
 
 /** What a call does at a path. */

@@ -6,7 +6,7 @@ import { DEFAULT_FS_READ_BYTES, type FsReadResult, type FsStatResult } from '../
 import { anchorParent, realPathOf } from './anchor.js';
 import { targetOf, type FsCall } from './call.js';
 import { denied, fsErrorOf } from './errno.js';
-import { refusal } from './policy.js';
+import { permissionRefusal, refusal, type FsAccess } from './policy.js';
 import { entryTypeOf, versionOf } from './stats.js';
 
 /** `fs/stat`: `lstat` through the checked parent directory. */
@@ -72,7 +72,34 @@ async function checkOpened(call: FsCall, target: string, handle: FileHandle): Pr
   const stats = await handle.stat({ bigint: true });
   if (stats.isDirectory()) return new ExecdError('FS_IS_A_DIRECTORY', `${call.method} ${target}: is a directory`);
   if (!stats.isFile()) return denied(call.method, target, 'not a regular file');
+  const beyond = await beyondPolicy(call, stats, 'read');
+  if (beyond) return denied(call.method, target, beyond);
   return { handle, size: Number(stats.size), version: versionOf(stats) };
+}
+
+/**
+ * Why an opened file is out of this call's reach although its path is not: a hard link to a hidden
+ * file (the same device and inode, whatever the name), or, for a root daemon's confined session,
+ * a file whose mode bits a capability-less command could not pass.
+ */
+export async function beyondPolicy(
+  call: FsCall,
+  stats: { dev: bigint; ino: bigint; nlink: bigint; uid: bigint; gid: bigint; mode: bigint },
+  access: FsAccess,
+): Promise<string | undefined> {
+  // A directory always has several links; only a regular file's extra names can be hard links.
+  if (stats.nlink > 1n && (stats.mode & 0o170000n) === 0o100000n) {
+    const hidden = await call.hiddenFileIds();
+    if (hidden.some((file) => BigInt(file.dev) === stats.dev && BigInt(file.ino) === stats.ino))
+      return 'it is a hard link to a file of the daemon, which no file method may reach';
+  }
+  const identity = call.policy.withoutCapabilities;
+  if (!identity) return undefined;
+  return permissionRefusal(
+    identity,
+    { uid: Number(stats.uid), gid: Number(stats.gid), mode: Number(stats.mode) },
+    access,
+  );
 }
 
 /** Reads up to `length` bytes at `offset` of an opened file. */

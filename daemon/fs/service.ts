@@ -23,8 +23,10 @@ export function fsServiceOf(daemon: DaemonContext): FsService {
   let service = services.get(daemon);
   if (!service) {
     service = {
-      transfers: new TransferTable(daemon.paths.fsUploads, (direction, bytes) =>
-        daemon.observer.fsBytes(direction, bytes),
+      transfers: new TransferTable(
+        daemon.paths.fsUploads,
+        () => daemon.config.get().fsTransferIdleMs,
+        (direction, bytes) => daemon.observer.fsBytes(direction, bytes),
       ),
       watches: new WatchTable(),
       tracked: new WeakSet(),

@@ -17,6 +17,7 @@ import { ExecdError } from '../../protocol/errors.js';
 import { FileAppender, fileToSocket } from '../../shared/byte-pump.js';
 import {
   DEFAULT_FS_READ_BYTES,
+  FsUploadChunk,
   MAX_FS_DATA_BYTES,
   type FsDownloadBeginResult,
   type FsDownloadChunkResult,
@@ -25,7 +26,8 @@ import {
 } from '../../protocol/fs.js';
 import type { Anchor } from './anchor.js';
 import { targetOf, type FsCall } from './call.js';
-import { fsErrorOf } from './errno.js';
+import { denied, fsErrorOf } from './errno.js';
+import { refusal } from './policy.js';
 import { openForRead, readChunk } from './read-ops.js';
 import { forgetUpload, recordUpload } from './upload-journal.js';
 import { anchorForWrite, checkIfMatch, createTemp, replaceTarget } from './write-ops.js';
@@ -74,19 +76,54 @@ export class TransferTable {
   /** Transfer ids by the stream token not used yet. */
   private readonly byStreamToken = new Map<string, string>();
   private counter = 0;
+  /** When each transfer was last called or moved a byte (ms), for `fsTransferIdleMs`. */
+  private readonly lastActive = new Map<string, number>();
+  private idleTimer: NodeJS.Timeout | undefined;
 
   /**
+   * `idleMs`: read at each look, so that `config/set` applies (default: never idle).
    * `countBytes`: told the bytes a transfer stream carried once it did (what watches the daemon,
    * `execd_fs_bytes_total`); the chunk methods are counted by their handlers.
    */
   constructor(
     private readonly journalDir: string,
+    private readonly idleMs: () => number = () => Infinity,
     private readonly countBytes: (direction: 'read' | 'write', bytes: number) => void = () => {},
   ) {}
 
   /** Open transfers. */
   get size(): number {
     return this.transfers.size;
+  }
+
+  /** Open transfers of one session, for `maxFsTransfersPerSession`. */
+  countOf(sessionId: string): number {
+    let n = 0;
+    for (const transfer of this.transfers.values()) if (transfer.owner.sessionId === sessionId) n += 1;
+    return n;
+  }
+
+  /** Marks a transfer active now, and makes sure idle ones are looked for while any is open. */
+  private touch(id: string): void {
+    this.lastActive.set(id, Date.now());
+    if (this.idleTimer !== undefined) return;
+    const period = Math.max(50, Math.min(5_000, this.idleMs() / 4));
+    this.idleTimer = setInterval(() => this.endIdle(), period);
+    this.idleTimer.unref();
+  }
+
+  /**
+   * Ends the transfers nobody called and no stream moved a byte of for `fsTransferIdleMs` (temp
+   * file removed), so a client that opens transfers and walks away cannot hold the slots.
+   */
+  private endIdle(): void {
+    const now = Date.now();
+    const idleMs = this.idleMs();
+    for (const [id, at] of this.lastActive) if (now - at >= idleMs) void this.release(id).catch(() => {});
+    if (this.transfers.size === 0) {
+      clearInterval(this.idleTimer);
+      this.idleTimer = undefined;
+    }
   }
 
   /** `fs/upload/begin`. */
@@ -124,6 +161,7 @@ export class TransferTable {
         tail: Promise.resolve(),
         streamToken,
       });
+      this.touch(id);
       return { uploadId: id, maxChunkBytes: MAX_FS_DATA_BYTES, streamToken };
     } catch (error) {
       await anchor.dir.close();
@@ -144,6 +182,7 @@ export class TransferTable {
       transfer.owner.sessionId !== owner.sessionId
     )
       return new ExecdError('FS_NOT_FOUND', `no ${kind} ${id} of session ${owner.sessionId} on this connection`);
+    this.touch(id);
     return transfer as Extract<Transfer, { kind: K }>;
   }
 
@@ -181,7 +220,8 @@ export class TransferTable {
     });
     await upload.tail;
     if (upload.failed) {
-      const error = fsErrorOf(upload.call.method, upload.target, upload.failed);
+      // The chunk's own method: the error is this call's, not the begin's.
+      const error = fsErrorOf(FsUploadChunk.method, upload.target, upload.failed);
       await this.release(params.uploadId);
       return error;
     }
@@ -199,6 +239,9 @@ export class TransferTable {
     await upload.tail;
     try {
       if (upload.failed) return fsErrorOf(call.method, upload.target, upload.failed);
+      // The policy now, not the one of the begin: a session narrowed meanwhile (read-only) commits nothing.
+      const why = refusal(call.policy, upload.anchor.real, 'write');
+      if (why) return denied(call.method, upload.target, why);
       if (params.size !== undefined && params.size !== upload.nextOffset)
         return new ExecdError('INVALID_PARAMS', `size: ${upload.nextOffset} bytes arrived, not ${params.size}`);
       const sha256 = upload.hash.digest('hex');
@@ -230,6 +273,7 @@ export class TransferTable {
     const id = `down-${++this.counter}`;
     const streamToken = this.issueStreamToken(id);
     this.transfers.set(id, { kind: 'download', owner, handle: opened.handle, size: opened.size, streamToken });
+    this.touch(id);
     return {
       downloadId: id,
       size: opened.size,
@@ -275,6 +319,10 @@ export class TransferTable {
     if (!transfer) return 'no open transfer has this stream token';
     this.byStreamToken.delete(preamble.token);
     transfer.stream = socket;
+    // Bytes moving on the stream keep the transfer active; a stream that stalls lets it go idle.
+    this.touch(id!);
+    socket.on('data', () => this.lastActive.set(id!, Date.now()));
+    socket.on('drain', () => this.lastActive.set(id!, Date.now()));
     if (transfer.kind === 'download') {
       // sendDownload catches its own failures: the client sees a short stream.
       this.sendDownload(transfer, socket).catch(() => socket.destroy());
@@ -342,6 +390,7 @@ export class TransferTable {
     const transfer = this.transfers.get(id);
     if (!transfer) return;
     this.transfers.delete(id);
+    this.lastActive.delete(id);
     this.byStreamToken.delete(transfer.streamToken);
     // A stream still moving bytes is cut; one that answered finishes flushing its answer.
     if (transfer.stream && !transfer.stream.writableEnded) transfer.stream.destroy();

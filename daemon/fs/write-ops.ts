@@ -151,6 +151,10 @@ async function appendTo(
     try {
       const stats = await handle.stat({ bigint: true });
       if (!stats.isFile()) return denied(call.method, target, 'not a regular file');
+      // An append writes the inode in place: through a hard link it would land wherever the file's
+      // other names are, outside the workspace too. A replace makes a new inode and is not affected.
+      if (stats.nlink > 1n && call.policy.mode !== 'danger-full-access')
+        return denied(call.method, target, 'it has more than one link, so an append could write outside the workspace');
       await handle.writeFile(bytes);
       const after = await handle.stat({ bigint: true });
       return { version: versionOf(after), size: Number(after.size) };

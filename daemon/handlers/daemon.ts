@@ -10,6 +10,8 @@ import type { ClientConnection } from '../net/connection.js';
 import { handler } from '../net/handler.js';
 import type { Session } from '../sessions.js';
 import type { Job } from '../jobs/job.js';
+import type { DaemonContext } from '../context.js';
+import { sessionSpillDir } from '../session-lifecycle.js';
 
 /** Counts the files and bytes under the spill directory. */
 async function spillUsage(dir: string): Promise<{ files: number; bytes: number }> {
@@ -45,6 +47,25 @@ function jobCounts(jobs: Job[]): { running: number; settled: number } {
   return { running, settled: jobs.length - running };
 }
 
+/** Running and exited terminals of some sessions. */
+function terminalCounts(daemon: DaemonContext, sessionIds: string[]): { running: number; exited: number } {
+  let running = 0;
+  let exited = 0;
+  for (const id of sessionIds)
+    for (const terminal of daemon.terminals.list(id))
+      if (terminal.running) running += 1;
+      else exited += 1;
+  return { running, exited };
+}
+
+/** Files and bytes of several spill directories together. */
+function sumUsage(usages: Array<{ files: number; bytes: number }>): { files: number; bytes: number } {
+  return usages.reduce((sum, use) => ({ files: sum.files + use.files, bytes: sum.bytes + use.bytes }), {
+    files: 0,
+    bytes: 0,
+  });
+}
+
 /** Every session for an admin connection; else only those `conn` has open. */
 function visibleSessions(sessions: Session[], conn: ClientConnection): Session[] {
   return conn.admin ? sessions : sessions.filter((session) => conn.openSessions.has(session.id));
@@ -52,34 +73,45 @@ function visibleSessions(sessions: Session[], conn: ClientConnection): Session[]
 
 /** Handlers of the daemon-wide methods. */
 export const daemonHandlers = [
-  handler(DaemonStatus, async (_params, { daemon, conn }) => ({
-    version: daemon.version,
-    pid: process.pid,
-    uptimeMs: Date.now() - daemon.startedAt.getTime(),
-    // Other sessions (their ids, their cwds) only for an admin; else the ones this connection opened.
-    sessions: visibleSessions(daemon.sessions.all(), conn).map((session) => {
-      const usage = daemon.processes.scopes.sessionUsage(session.id);
-      return {
-        sessionId: session.id,
-        cwd: session.cwd,
-        connections: session.connections.size,
-        runningJobs: daemon.jobs.live(session.id).length,
-        runningTerminals: daemon.terminals.running(session.id).length,
-        ...(session.limits && { limits: session.limits }),
-        ...(usage && { usage }),
-      };
-    }),
-    jobs: jobCounts(daemon.jobs.list()),
-    terminals: daemon.terminals.counts(),
-    processes: daemon.processes.count,
-    spawns: { ...daemon.spawner.counts },
-    memory: await memoryUse(daemon.spawner),
-    listeners: [...daemon.listenerUrls],
-    spill: await spillUsage(daemon.paths.spill),
-    sandbox: daemon.sandbox.current.info,
-    limits: daemon.processes.scopes.limitsCapability,
-    config: daemon.config.get(),
-  })),
+  handler(DaemonStatus, async (_params, { daemon, conn }) => {
+    const sessions = visibleSessions(daemon.sessions.all(), conn);
+    // Daemon-wide counters only for an admin; a session's connection sees its own sessions' share.
+    const ids = sessions.map((session) => session.id);
+    const mine = conn.admin ? undefined : new Set(ids);
+    const terminals = mine === undefined ? daemon.terminals.counts() : terminalCounts(daemon, ids);
+    return {
+      version: daemon.version,
+      pid: process.pid,
+      uptimeMs: Date.now() - daemon.startedAt.getTime(),
+      // Other sessions (their ids, their cwds) only for an admin; else the ones this connection opened.
+      sessions: sessions.map((session) => {
+        const usage = daemon.processes.scopes.sessionUsage(session.id);
+        return {
+          sessionId: session.id,
+          cwd: session.cwd,
+          connections: session.connections.size,
+          runningJobs: daemon.jobs.live(session.id).length,
+          runningTerminals: daemon.terminals.running(session.id).length,
+          ...(session.limits && { limits: session.limits }),
+          ...(usage && { usage }),
+        };
+      }),
+      jobs: jobCounts(daemon.jobs.list().filter((job) => mine === undefined || mine.has(job.ownerSession))),
+      terminals,
+      processes:
+        mine === undefined ? daemon.processes.count : ids.reduce((sum, id) => sum + daemon.processes.countOf(id), 0),
+      spawns: mine === undefined ? { ...daemon.spawner.counts } : { inline: 0, spawner: 0 },
+      memory: mine === undefined ? await memoryUse(daemon.spawner) : [],
+      listeners: [...daemon.listenerUrls],
+      spill:
+        mine === undefined
+          ? await spillUsage(daemon.paths.spill)
+          : sumUsage(await Promise.all(ids.map((id) => spillUsage(sessionSpillDir(daemon, id))))),
+      sandbox: daemon.sandbox.current.info,
+      limits: daemon.processes.scopes.limitsCapability,
+      config: daemon.config.get(),
+    };
+  }),
 
   handler(DaemonShutdown, (params, { daemon, conn }) => {
     const refused = requireAdmin(conn, 'daemon/shutdown');

@@ -47,11 +47,39 @@ function fsHandler<D extends AnyRequestDecl>(
   });
 }
 
-/** Refuses a transfer past `maxFsTransfers`. */
-function transferLimit(ctx: HandlerContext): ExecdError | undefined {
-  const max = ctx.daemon.config.get().maxFsTransfers;
-  if (fsServiceOf(ctx.daemon).transfers.size < max) return undefined;
-  return new ExecdError('LIMIT_EXCEEDED', `maxFsTransfers limit reached (${max})`);
+/** Transfers whose begin passed the limits and has not answered yet, by session (counted against both). */
+const beginning = new WeakMap<object, Map<string, number>>();
+
+/**
+ * Refuses a transfer past `maxFsTransfersPerSession` or `maxFsTransfers`; otherwise reserves its
+ * slot at once (no await between the check and the count) and returns the release, to call once
+ * the begin has answered (the transfer then counts itself, or there is none).
+ */
+function reserveTransfer(ctx: HandlerContext, sessionId: string): ExecdError | (() => void) {
+  const config = ctx.daemon.config.get();
+  const { transfers } = fsServiceOf(ctx.daemon);
+  let pending = beginning.get(ctx.daemon);
+  if (!pending) beginning.set(ctx.daemon, (pending = new Map<string, number>()));
+  let total = 0;
+  for (const n of pending.values()) total += n;
+  const own = pending.get(sessionId) ?? 0;
+  if (transfers.countOf(sessionId) + own >= config.maxFsTransfersPerSession)
+    return new ExecdError(
+      'LIMIT_EXCEEDED',
+      `maxFsTransfersPerSession limit reached (${config.maxFsTransfersPerSession}) for session ${sessionId}`,
+    );
+  if (transfers.size + total >= config.maxFsTransfers)
+    return new ExecdError('LIMIT_EXCEEDED', `maxFsTransfers limit reached (${config.maxFsTransfers})`);
+  pending.set(sessionId, own + 1);
+  const held = pending;
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    const left = (held.get(sessionId) ?? 1) - 1;
+    if (left > 0) held.set(sessionId, left);
+    else held.delete(sessionId);
+  };
 }
 
 const ownerOf = (params: { sessionId: string }, ctx: HandlerContext) => ({
@@ -76,6 +104,37 @@ function counted<R>(ctx: HandlerContext, direction: 'read' | 'write', answer: R,
   return answer;
 }
 
+/** Watches being set up (past the limit check, not yet added), by session. */
+const settingUp = new WeakMap<object, Map<string, number>>();
+
+/** The rest of `fs/watch` once its slot is counted: resolve, check, add. */
+async function addWatch(
+  call: FsCall,
+  params: { sessionId: string; path: string; recursive?: boolean },
+  ctx: HandlerContext,
+  /** Called once the watch table counts the watch itself. */
+  onCounted: () => void,
+): Promise<{ watchId: string } | ExecdError> {
+  const target = targetOf(call, params.path);
+  let real: string;
+  try {
+    real = await realpath(target);
+  } catch (error) {
+    return fsErrorOf(call.method, target, error);
+  }
+  const why = refusal(call.policy, real, 'read');
+  if (why) return denied(call.method, target, why);
+  trackConnection(ctx.daemon, ctx.conn);
+  // `add` enters the watch in the table before its first await.
+  const adding = fsServiceOf(ctx.daemon).watches.add(params.sessionId, ctx.conn, call.policy, {
+    real,
+    shown: target,
+    recursive: params.recursive ?? false,
+  });
+  onCounted();
+  return { watchId: await adding };
+}
+
 /** Handlers of the file methods. */
 export const fsHandlers = [
   fsHandler(FsStat, (call, params) => statPath(call, params.path)),
@@ -91,24 +150,27 @@ export const fsHandlers = [
   fsHandler(FsWatch, async (call, params, ctx) => {
     const { watches } = fsServiceOf(ctx.daemon);
     const max = ctx.daemon.config.get().maxWatchesPerSession;
-    if (watches.countOf(params.sessionId) >= max)
+    let pending = settingUp.get(ctx.daemon);
+    if (!pending) settingUp.set(ctx.daemon, (pending = new Map<string, number>()));
+    const own = pending.get(params.sessionId) ?? 0;
+    if (watches.countOf(params.sessionId) + own >= max)
       return new ExecdError('LIMIT_EXCEEDED', `maxWatchesPerSession limit reached (${max})`);
-    const target = targetOf(call, params.path);
-    let real: string;
+    // Counted until the table holds it (or it is refused), so a burst of watches cannot pass the limit.
+    pending.set(params.sessionId, own + 1);
+    const held = pending;
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      const left = (held.get(params.sessionId) ?? 1) - 1;
+      if (left > 0) held.set(params.sessionId, left);
+      else held.delete(params.sessionId);
+    };
     try {
-      real = await realpath(target);
-    } catch (error) {
-      return fsErrorOf(call.method, target, error);
+      return await addWatch(call, params, ctx, release);
+    } finally {
+      release();
     }
-    const why = refusal(call.policy, real, 'read');
-    if (why) return denied(call.method, target, why);
-    trackConnection(ctx.daemon, ctx.conn);
-    const watchId = await watches.add(params.sessionId, ctx.conn, call.policy, {
-      real,
-      shown: target,
-      recursive: params.recursive ?? false,
-    });
-    return { watchId };
   }),
 
   fsHandler(FsUnwatch, async (_call, params, ctx) => ({
@@ -116,10 +178,14 @@ export const fsHandlers = [
   })),
 
   fsHandler(FsUploadBegin, async (call, params, ctx) => {
-    const limited = transferLimit(ctx);
-    if (limited) return limited;
+    const release = reserveTransfer(ctx, params.sessionId);
+    if (release instanceof ExecdError) return release;
     trackConnection(ctx.daemon, ctx.conn);
-    return fsServiceOf(ctx.daemon).transfers.beginUpload(call, ownerOf(params, ctx), params);
+    try {
+      return await fsServiceOf(ctx.daemon).transfers.beginUpload(call, ownerOf(params, ctx), params);
+    } finally {
+      release();
+    }
   }),
   fsHandler(FsUploadChunk, async (_call, params, ctx) =>
     counted(
@@ -137,10 +203,14 @@ export const fsHandlers = [
   ),
 
   fsHandler(FsDownloadBegin, async (call, params, ctx) => {
-    const limited = transferLimit(ctx);
-    if (limited) return limited;
+    const release = reserveTransfer(ctx, params.sessionId);
+    if (release instanceof ExecdError) return release;
     trackConnection(ctx.daemon, ctx.conn);
-    return fsServiceOf(ctx.daemon).transfers.beginDownload(call, ownerOf(params, ctx), params.path);
+    try {
+      return await fsServiceOf(ctx.daemon).transfers.beginDownload(call, ownerOf(params, ctx), params.path);
+    } finally {
+      release();
+    }
   }),
   fsHandler(FsDownloadChunk, async (_call, params, ctx) =>
     counted(ctx, 'read', await fsServiceOf(ctx.daemon).transfers.downloadChunk(ownerOf(params, ctx), params)),

@@ -32,6 +32,7 @@ import { recordReportedOutputs } from '../state/output-files.js';
 import { startJob } from '../jobs/start-job.js';
 import { sessionSpillDir } from '../session-lifecycle.js';
 import { fingerprintRequest } from '../request-keys/fingerprint.js';
+import { isHiddenPath } from '../fs/call.js';
 import { awaitRunner, checkSpawnLimits, confineSpec, resolveRequest } from './shell.js';
 
 /**
@@ -58,21 +59,119 @@ function resolveUntil(until: Until, sessionId: string, { daemon }: HandlerContex
   return { ...until, path };
 }
 
-/** Why a resolved `shell/start` may not start a job now (the runner, the limits); undefined when it may. */
-async function checkJobStart(
+/**
+ * Why a resolved `shell/start` may not start a job now (the runner, the limits), or else the
+ * release of the process it reserved — in the same tick as the checks, so concurrent starts
+ * cannot all pass the process limits.
+ */
+async function reserveJobStart(
   spec: ExecSpec,
   params: ParamsOf<typeof ShellStart>,
   ctx: HandlerContext,
   config: Config,
-): Promise<ExecdError | undefined> {
+): Promise<ExecdError | (() => void)> {
   const waited = await awaitRunner(spec, params.sessionId, ctx);
   if (waited) return waited;
-  const limited = checkSpawnLimits(ctx.daemon, params.stdin);
+  const limited = checkSpawnLimits(ctx.daemon, params.stdin, params.sessionId);
   if (limited) return limited;
   if (ctx.daemon.jobs.live(params.sessionId).length >= config.maxJobsPerSession) {
     return new ExecdError('LIMIT_EXCEEDED', `maxJobsPerSession limit reached (${config.maxJobsPerSession})`);
   }
-  return undefined;
+  return ctx.daemon.processes.reserve(params.sessionId);
+}
+
+/** The rest of a `shell/start` once its process is reserved: limit, confine, spawn, journal. */
+async function launchJob(
+  params: ParamsOf<typeof ShellStart>,
+  { daemon }: HandlerContext,
+  spec: ExecSpec,
+  config: Config,
+): Promise<Job | ExecdError> {
+  const unit = `job-${daemon.nextRunName()}`;
+  spec.env = { ...spec.env, ...daemon.processes.scopes.env(params.sessionId, unit) };
+  const unlimited = daemon.processes.scopes.prepareUnit(params.sessionId, unit, spec.limits);
+  if (unlimited) return unlimited;
+  const plan = planJobLaunch(spec, confineSpec(daemon, spec, params.sessionId, true));
+  return startJob(spec, plan, params.sessionId, {
+    table: daemon.jobs,
+    processes: daemon.processes,
+    spawner: daemon.spawner,
+    config,
+    logDir: sessionSpillDir(daemon, params.sessionId),
+    log: daemon.log,
+    stdin: params.stdin,
+    keepStdinOpen: params.keepStdinOpen,
+    unit,
+    // Journaled, so a repeat of the key after a restart still answers this job.
+    ...(params.requestKey !== undefined && {
+      requestKey: { key: params.requestKey, fingerprint: fingerprintRequest(ShellStart.method, params) },
+    }),
+  });
+}
+
+/** Waits open now, per daemon: by session and in all, for `maxWaitsPerSession` and `maxWaits`. */
+const openWaits = new WeakMap<object, { total: number; bySession: Map<string, number> }>();
+
+/**
+ * Counts one more `job/wait` of `sessionId`, or refuses it past `maxWaitsPerSession` or
+ * `maxWaits` (each wait polls and may hold a pattern check, so their number is bounded). The
+ * count is taken before any await; the returned release gives it back (idempotent).
+ */
+function reserveWait(daemon: HandlerContext['daemon'], sessionId: string): ExecdError | (() => void) {
+  const config = daemon.config.get();
+  let open = openWaits.get(daemon);
+  if (!open) openWaits.set(daemon, (open = { total: 0, bySession: new Map<string, number>() }));
+  const own = open.bySession.get(sessionId) ?? 0;
+  if (own >= config.maxWaitsPerSession)
+    return new ExecdError(
+      'LIMIT_EXCEEDED',
+      `maxWaitsPerSession limit reached (${config.maxWaitsPerSession}) for session ${sessionId}`,
+    );
+  if (open.total >= config.maxWaits)
+    return new ExecdError('LIMIT_EXCEEDED', `maxWaits limit reached (${config.maxWaits})`);
+  open.total += 1;
+  open.bySession.set(sessionId, own + 1);
+  const held = open;
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    held.total -= 1;
+    const left = (held.bySession.get(sessionId) ?? 1) - 1;
+    if (left > 0) held.bySession.set(sessionId, left);
+    else held.bySession.delete(sessionId);
+  };
+}
+
+/** `job/wait` once counted: until the job settles, a condition holds, or the timeout passes. */
+async function waitJob(job: Job, params: ParamsOf<typeof JobWait>, ctx: HandlerContext) {
+  if (params.until === undefined) {
+    // A caller that cancels or goes away ends its wait (and gives back its slot) at once.
+    const stops: Array<() => void> = [];
+    const gone = new Promise<void>((resolve) => {
+      const cancel = ctx.token.onCancellationRequested(() => resolve());
+      stops.push(
+        () => cancel.dispose(),
+        ctx.conn.onClose(() => resolve()),
+      );
+    });
+    await Promise.race([settledWithin(job, params.timeoutMs), gone]);
+    for (const stop of stops) stop();
+    return { ...job.snapshot(), endedBy: job.isSettled ? ('settled' as const) : ('timeout' as const) };
+  }
+  const until = resolveUntil(params.until, params.sessionId, ctx);
+  if (until instanceof ExecdError) return until;
+  const stops: Array<() => void> = [];
+  const endedBy = await waitUntil(job, until, params.timeoutMs, {
+    regex: ctx.daemon.regex,
+    hidden: (real) => isHiddenPath(ctx.daemon, real),
+    cancelled: (listener) => {
+      const cancel = ctx.token.onCancellationRequested(listener);
+      stops.push(() => cancel.dispose(), ctx.conn.onClose(listener));
+    },
+  });
+  for (const stop of stops) stop();
+  return endedBy instanceof ExecdError ? endedBy : { ...job.snapshot(), endedBy };
 }
 
 /** Handlers of the background job methods. */
@@ -84,34 +183,25 @@ export const jobHandlers = [
     const spec = resolveRequest(params, ctx);
     if (spec instanceof ExecdError) return spec;
     const watch = observedCommand(ctx, specFacts('job', spec, params));
-    const refused = await checkJobStart(spec, params, ctx, config);
-    if (refused) {
-      watch.ended(failedEnd(refused, 0));
-      return refused;
+    const release = await reserveJobStart(spec, params, ctx, config);
+    if (release instanceof ExecdError) {
+      watch.ended(failedEnd(release, 0));
+      return release;
     }
-    const unit = `job-${daemon.nextRunName()}`;
-    spec.env = { ...spec.env, ...daemon.processes.scopes.env(params.sessionId, unit) };
-    const unlimited = daemon.processes.scopes.prepareUnit(params.sessionId, unit, spec.limits);
-    if (unlimited) return unlimited;
-    const plan = planJobLaunch(spec, confineSpec(daemon, spec, params.sessionId, true));
-    const job = await startJob(spec, plan, params.sessionId, {
-      table: daemon.jobs,
-      processes: daemon.processes,
-      spawner: daemon.spawner,
-      config,
-      logDir: sessionSpillDir(daemon, params.sessionId),
-      log: daemon.log,
-      stdin: params.stdin,
-      keepStdinOpen: params.keepStdinOpen,
-      unit,
-      // Journaled, so a repeat of the key after a restart still answers this job.
-      ...(params.requestKey !== undefined && {
-        requestKey: { key: params.requestKey, fingerprint: fingerprintRequest(ShellStart.method, params) },
-      }),
-    });
+    let job: Job | ExecdError;
+    try {
+      job = await launchJob(params, ctx, spec, config);
+    } finally {
+      release();
+    }
+    if (job instanceof ExecdError) {
+      watch.ended(failedEnd(job, 0));
+      return job;
+    }
     if (job.pid > 0) watch.running(job.pid);
     // `settled` never rejects; the watch's writes drop what fails.
-    job.settled.then(() => watch.ended(jobEnd(job.snapshot()))).catch(() => undefined);
+    const started = job;
+    started.settled.then(() => watch.ended(jobEnd(started.snapshot()))).catch(() => undefined);
     return { jobId: job.id, pid: job.pid, startedAt: job.identity.startedAt.toISOString() };
   }),
 
@@ -140,22 +230,13 @@ export const jobHandlers = [
   handler(JobWait, async (params, ctx) => {
     const job = ownedJob(params, ctx);
     if (job instanceof ExecdError) return job;
-    if (params.until === undefined) {
-      await settledWithin(job, params.timeoutMs);
-      return { ...job.snapshot(), endedBy: job.isSettled ? ('settled' as const) : ('timeout' as const) };
+    const release = reserveWait(ctx.daemon, params.sessionId);
+    if (release instanceof ExecdError) return release;
+    try {
+      return await waitJob(job, params, ctx);
+    } finally {
+      release();
     }
-    const until = resolveUntil(params.until, params.sessionId, ctx);
-    if (until instanceof ExecdError) return until;
-    const stops: Array<() => void> = [];
-    const endedBy = await waitUntil(job, until, params.timeoutMs, {
-      regex: ctx.daemon.regex,
-      cancelled: (listener) => {
-        const cancel = ctx.token.onCancellationRequested(listener);
-        stops.push(() => cancel.dispose(), ctx.conn.onClose(listener));
-      },
-    });
-    for (const stop of stops) stop();
-    return endedBy instanceof ExecdError ? endedBy : { ...job.snapshot(), endedBy };
   }),
 
   handler(JobKill, async (params, ctx) => {

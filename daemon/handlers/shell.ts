@@ -48,20 +48,42 @@ export function resolveRequest(request: ExecRequest, { daemon, conn }: HandlerCo
  * LIMIT_EXCEEDED when a new process would pass `maxProcesses`, stdin passes `maxStdinBytes`, or
  * spill and log files the sweep may not remove yet fill `spillQuotaBytes`.
  */
-export function checkSpawnLimits(daemon: DaemonContext, stdin: string | undefined): ExecdError | undefined {
+export function checkSpawnLimits(
+  daemon: DaemonContext,
+  stdin: string | undefined,
+  sessionId: string,
+): ExecdError | undefined {
   const config = daemon.config.get();
   if (stdin !== undefined && Buffer.byteLength(stdin) > config.maxStdinBytes) {
     return new ExecdError('LIMIT_EXCEEDED', `stdin is larger than maxStdinBytes (${config.maxStdinBytes})`);
   }
-  if (daemon.processes.count >= config.maxProcesses) {
-    return new ExecdError('LIMIT_EXCEEDED', `maxProcesses limit reached (${config.maxProcesses})`);
-  }
+  const processLimit = checkProcessLimits(daemon, sessionId);
+  if (processLimit) return processLimit;
   daemon.spill.sweepSoon();
   if (daemon.spill.usedBytes >= config.spillQuotaBytes) {
     return new ExecdError(
       'LIMIT_EXCEEDED',
       `spillQuotaBytes limit reached (${config.spillQuotaBytes}): spill and log files of running commands still hold ${daemon.spill.usedBytes} bytes`,
     );
+  }
+  return undefined;
+}
+
+/**
+ * LIMIT_EXCEEDED when one more process of `sessionId` would pass `maxProcessesPerSession` (so one
+ * session cannot use up what the others need) or the daemon-wide `maxProcesses`. A caller that
+ * passes reserves the process at once (`processes.reserve`), before any await.
+ */
+export function checkProcessLimits(daemon: DaemonContext, sessionId: string): ExecdError | undefined {
+  const config = daemon.config.get();
+  if (daemon.processes.countOf(sessionId) >= config.maxProcessesPerSession) {
+    return new ExecdError(
+      'LIMIT_EXCEEDED',
+      `maxProcessesPerSession limit reached (${config.maxProcessesPerSession}) for session ${sessionId}`,
+    );
+  }
+  if (daemon.processes.budgetCount(config.maxProcessesPerSession) >= config.maxProcesses) {
+    return new ExecdError('LIMIT_EXCEEDED', `maxProcesses limit reached (${config.maxProcesses})`);
   }
   return undefined;
 }
@@ -192,11 +214,28 @@ async function runResolved(
   spec: ExecSpec,
   tally: RunTally,
 ): Promise<ShellRunResult | YieldedRunResult | ExecdError> {
-  const { daemon, conn, token } = ctx;
+  const { daemon } = ctx;
   const waited = await awaitRunner(spec, params.sessionId, ctx);
   if (waited) return waited;
-  const limited = checkSpawnLimits(daemon, params.stdin);
+  const limited = checkSpawnLimits(daemon, params.stdin, params.sessionId);
   if (limited) return limited;
+  // Reserved before the next await: concurrent runs cannot all pass the process limits.
+  const release = daemon.processes.reserve(params.sessionId);
+  try {
+    return await startRun(params, ctx, spec, tally);
+  } finally {
+    release();
+  }
+}
+
+/** The rest of a `shell/run` once its process is reserved: confine, spawn, answer. */
+async function startRun(
+  params: ParamsOf<typeof ShellRun>,
+  ctx: HandlerContext,
+  spec: ExecSpec,
+  tally: RunTally,
+): Promise<ShellRunResult | YieldedRunResult | ExecdError> {
+  const { daemon, conn, token } = ctx;
   const runName = daemon.nextRunName();
   const { scopes } = daemon.processes;
   spec.env = { ...spec.env, ...scopes.env(params.sessionId, runName) };

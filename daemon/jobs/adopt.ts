@@ -7,12 +7,12 @@
  */
 import { openSpillFiles } from '../../spill/spill-file.js';
 import { groupAlive, terminateGroup } from '../executor/kill.js';
-import { HAS_PROC, readProcStat } from '../../shared/proc.js';
+import { HAS_PROC } from '../../shared/proc.js';
 import type { Logger } from '../logger.js';
 import type { ProcessRegistry } from '../process-registry.js';
 import type { Job } from './job.js';
 import { GrowingLogFileStream, LogFileStream, fileSize } from './job-streams.js';
-import { groupStillOurs } from './recovery.js';
+import { journaledGroupOurs } from './recovery.js';
 
 /** How often an adopted job's group is checked: a settlement is seen within this. */
 export const ADOPTED_POLL_MS = 100;
@@ -25,8 +25,7 @@ export type Adoption = 'adopt' | 'ended' | 'not-ours';
  * (the leader's `/proc` start time); without `/proc` nothing proves it, so it is not adopted.
  */
 export function adoptionOf(job: Job): Adoption {
-  if (!HAS_PROC || job.pid <= 0) return 'not-ours';
-  if (!groupStillOurs(job.procStartTime, readProcStat(job.pid))) return 'not-ours';
+  if (!HAS_PROC || !journaledGroupOurs(job.pid, job.procStartTime)) return 'not-ours';
   return groupAlive(job.pid) ? 'adopt' : 'ended';
 }
 

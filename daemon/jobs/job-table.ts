@@ -15,6 +15,7 @@ import { JobJournal, loadJournal } from './journal.js';
 import { StdinPool } from './stdin-pool.js';
 import { adoptionOf, growingStreams } from './adopt.js';
 import { settledToRelease, type SettledBounds } from './retention.js';
+import { untrustedJobRecord } from './journal-trust.js';
 
 /** Bounds of the retention timer's period. */
 const MIN_PRUNE_PERIOD_MS = 100;
@@ -65,6 +66,16 @@ export class JobTable {
     const interrupted: Job[] = [];
     const adopted: Job[] = [];
     for (const record of state.jobs) {
+      // A record that names a file outside the spill directory or an impossible pid is dropped
+      // whole: nothing reads, deletes or signals what it names.
+      const untrusted = untrustedJobRecord(record, this.logRoot);
+      if (untrusted !== undefined) {
+        this.log.warn(
+          { jobId: record.id, reason: untrusted },
+          'job journal: dropped a record that failed verification',
+        );
+        continue;
+      }
       const job = fromRecord(record, windowBytes);
       this.jobs.set(job.id, job);
       if (!job.kept || !job.isLive) {

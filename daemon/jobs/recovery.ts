@@ -2,8 +2,8 @@
  * Cleaning up after a crashed daemon (SPEC §5): the process groups of jobs it left running are
  * killed — unless the pid now belongs to another process, which the start time in `/proc` tells.
  */
-import { terminateGroup } from '../executor/kill.js';
-import { HAS_PROC, readProcStat, type ProcStat } from '../../shared/proc.js';
+import { signallable, terminateGroup } from '../executor/kill.js';
+import { HAS_PROC, liveGroupMembers, readProcStat, readProcUid, type ProcStat } from '../../shared/proc.js';
 import type { Logger } from '../logger.js';
 import type { ProcessRegistry } from '../process-registry.js';
 import type { Job } from './job.js';
@@ -19,6 +19,32 @@ export function groupStillOurs(recordedStartTime: number | undefined, leader: Pr
 }
 
 /**
+ * Whether a journaled job's group may be signalled or adopted: what the journal says is checked
+ * against `/proc` first, since a damaged or hand-edited journal must never turn into a kill of
+ * something the daemon did not start. Never pid 0 or 1 or the daemon itself; a start time recorded
+ * at spawn and, for a live leader, the same one; the leader (or, once it is gone, every live
+ * member) running as the daemon's user.
+ */
+export function journaledGroupOurs(pid: number, recordedStartTime: number | undefined): boolean {
+  if (!signallable(pid) || recordedStartTime === undefined) return false;
+  const leader = readProcStat(pid);
+  if (!groupStillOurs(recordedStartTime, leader)) return false;
+  const uid = process.getuid?.();
+  if (uid === undefined) return true;
+  const members = leader === undefined ? safeMembers(pid) : [pid];
+  return members !== undefined && members.every((member) => (readProcUid(member) ?? uid) === uid);
+}
+
+/** The live members of a group, or undefined when /proc cannot be listed. */
+function safeMembers(pgid: number): number[] | undefined {
+  try {
+    return liveGroupMembers(pgid);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * Kills, in the background, the groups of jobs a previous daemon left running. They are tracked
  * as leftovers of their session meanwhile, so a session close or shutdown waits for them too.
  */
@@ -27,7 +53,7 @@ export function killOrphanedGroups(jobs: Job[], processes: ProcessRegistry, grac
   if (!HAS_PROC) return 0;
   let doomed = 0;
   for (const job of jobs) {
-    if (job.pid <= 0 || !groupStillOurs(job.procStartTime, readProcStat(job.pid))) continue;
+    if (!journaledGroupOurs(job.pid, job.procStartTime)) continue;
     doomed += 1;
     const group = processes.track({ pgid: job.pid, sessionId: job.ownerSession, kind: 'leftover' });
     terminateGroup(job.pid, graceMs)

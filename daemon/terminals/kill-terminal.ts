@@ -4,8 +4,8 @@
  * window sends; an interactive bash ignores SIGTERM alone), SIGKILL after `graceMs` to whatever is
  * left. Each process is matched by pid and start time, so a reused pid is never hit.
  */
-import { terminateGroup } from '../executor/kill.js';
-import { HAS_PROC } from '../../shared/proc.js';
+import { signallable, terminateGroup } from '../executor/kill.js';
+import { HAS_PROC, readProcUid } from '../../shared/proc.js';
 import { isLiveState, processesInSession, readTtyStat, type TtyStat } from './tty-proc.js';
 
 /** Interval at which a dying terminal is re-scanned. */
@@ -58,7 +58,7 @@ export async function killTerminalProcesses(
   leaderStartTime: number | undefined,
   graceMs: number,
 ): Promise<number> {
-  if (sid <= 0) return 0;
+  if (!signallable(sid)) return 0;
   if (!HAS_PROC) {
     // Without /proc the session cannot be listed: the program's process group (or tree) is what can be reached.
     await terminateGroup(sid, graceMs);
@@ -79,9 +79,12 @@ export async function killTerminalProcesses(
  * reuse a pid while a session carries its number).
  */
 export function killRecoveredTerminal(pid: number, startTime: number | undefined, graceMs: number): Promise<number> {
-  // Without /proc, or without a recorded start time, nothing proves a live pid is still ours.
-  if (!HAS_PROC) return Promise.resolve(0);
+  // Without /proc, or without a recorded start time, nothing proves a live pid is still ours; a
+  // journal that names pid 0 or 1 (session 1 is init's) or another user's program is not believed.
+  if (!HAS_PROC || !signallable(pid) || startTime === undefined) return Promise.resolve(0);
   const leader = readTtyStat(pid);
-  if (startTime === undefined && leader && isLiveState(leader.state)) return Promise.resolve(0);
+  const uid = process.getuid?.();
+  if (leader && isLiveState(leader.state) && uid !== undefined && (readProcUid(pid) ?? uid) !== uid)
+    return Promise.resolve(0);
   return killTerminalProcesses(pid, startTime, graceMs);
 }

@@ -67,7 +67,7 @@ function writeSetupFile(daemon: DaemonContext, sessionId: string, id: string, se
   return file;
 }
 
-/** LIMIT_EXCEEDED when one more terminal would pass `maxTerminalsPerSession`, `maxTerminals` or `maxProcesses`. */
+/** LIMIT_EXCEEDED when one more terminal would pass `maxTerminalsPerSession`, `maxTerminals`, `maxProcessesPerSession` or `maxProcesses`. */
 function checkTerminalLimits(daemon: DaemonContext, sessionId: string): ExecdError | undefined {
   const config = daemon.config.get();
   if (daemon.terminals.running(sessionId).length >= config.maxTerminalsPerSession) {
@@ -76,7 +76,13 @@ function checkTerminalLimits(daemon: DaemonContext, sessionId: string): ExecdErr
   if (daemon.terminals.running().length >= config.maxTerminals) {
     return new ExecdError('LIMIT_EXCEEDED', `maxTerminals limit reached (${config.maxTerminals})`);
   }
-  if (daemon.processes.count >= config.maxProcesses) {
+  if (daemon.processes.countOf(sessionId) >= config.maxProcessesPerSession) {
+    return new ExecdError(
+      'LIMIT_EXCEEDED',
+      `maxProcessesPerSession limit reached (${config.maxProcessesPerSession}) for session ${sessionId}`,
+    );
+  }
+  if (daemon.processes.budgetCount(config.maxProcessesPerSession) >= config.maxProcesses) {
     return new ExecdError('LIMIT_EXCEEDED', `maxProcesses limit reached (${config.maxProcesses})`);
   }
   return undefined;
@@ -90,6 +96,21 @@ export async function openTerminal(
 ): Promise<TerminalOpenResult | ExecdError> {
   const limited = checkTerminalLimits(daemon, session.id);
   if (limited) return limited;
+  // Reserved before the first await: concurrent opens cannot all pass the process limits.
+  const release = daemon.processes.reserve(session.id);
+  try {
+    return await openReserved(daemon, session, params);
+  } finally {
+    release();
+  }
+}
+
+/** The rest of `openTerminal` once its process is reserved. */
+async function openReserved(
+  daemon: DaemonContext,
+  session: Session,
+  params: OpenParams,
+): Promise<TerminalOpenResult | ExecdError> {
   const refused = checkRequestedPolicy(params.sandboxPolicy, session.id, session.sandbox);
   if (refused) return refused;
   const config = session.config;

@@ -5,7 +5,7 @@
  * of its port within a poll of it opening); a pattern is checked only when output grew, on the
  * tail of each stream, on the checker's thread.
  */
-import { open, stat } from 'node:fs/promises';
+import { open, realpath, stat } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { MAX_TIMER_MS } from '../../protocol/config.js';
 import { ExecdError } from '../../protocol/errors.js';
@@ -27,6 +27,11 @@ export interface Until {
 /** What the wait needs from the daemon. */
 export interface WaitDeps {
   regex: RegexChecker;
+  /**
+   * Whether a real path is one the file methods hide (the state dir, the socket's directory, the
+   * secret files): such a path never counts as existing, however it was named.
+   */
+  hidden: (real: string) => Promise<boolean>;
   /** Calls the listener when the caller gives up (cancel, or its connection closed). */
   cancelled: (listener: () => void) => void;
 }
@@ -68,11 +73,19 @@ function portAccepts(port: number): Promise<boolean> {
   });
 }
 
-async function exists(path: string): Promise<boolean> {
-  return stat(path).then(
-    () => true,
-    () => false,
-  );
+/**
+ * Whether `path` exists, resolved like a file-API path: its real path (every symlink, `..` and
+ * `/proc/self/root` followed), then the hidden-places check. A hidden path reads as absent, so a
+ * wait can never serve as an existence test of the token or of another session's spill files.
+ */
+async function exists(path: string, hidden: WaitDeps['hidden']): Promise<boolean> {
+  let real: string;
+  try {
+    real = await realpath(path);
+  } catch {
+    return false;
+  }
+  return !(await hidden(real));
 }
 
 /** The tail of one log file, read on from where the last look ended. */
@@ -138,7 +151,7 @@ export async function waitUntil(
 
   const look = async (): Promise<WaitEnd | ExecdError | undefined> => {
     if (until.port !== undefined && (await portAccepts(until.port))) return 'port';
-    if (until.path !== undefined && (await exists(until.path))) return 'path';
+    if (until.path !== undefined && (await exists(until.path, deps.hidden))) return 'path';
     if (until.output !== undefined) {
       for (const stream of streams) {
         if (!(await stream.grow())) continue;

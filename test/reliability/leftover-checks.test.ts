@@ -45,7 +45,10 @@ async function configLatenciesDuring(observer: ExecdClient, busy: Promise<unknow
 
 describe('leftover checks', () => {
   it(`keep runs and other clients fast with ${LEFTOVERS} leftover process groups`, async () => {
-    const daemon = await startDaemon({ config: { maxProcesses: LEFTOVERS + 20 } });
+    // One session holds every leftover: its own limit is raised with the daemon-wide one.
+    const daemon = await startDaemon({
+      config: { maxProcesses: LEFTOVERS + 20, maxProcessesPerSession: LEFTOVERS + 20 },
+    });
     const agent = await daemon.session('agent');
     const observer = await daemon.connect();
 

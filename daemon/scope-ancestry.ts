@@ -1,0 +1,67 @@
+/**
+ * Which processes found in a unit's cgroup the daemon may kill: only those that descend from what
+ * it started there. A process with the privilege to write `cgroup.procs` (an unconfined root
+ * command) can move any process into its own unit — another session's job, a process of the host —
+ * and a kill of the unit must never reach it. Pure: the caller reads `/proc`.
+ *
+ * A member is the unit's when it started after the unit's cgroup was made, and the top of its
+ * ancestry inside the unit (following parents while they are members) is the unit's leader — the
+ * earliest such child of the daemon or its spawner —, or an orphan: re-parented to init or to a
+ * reaper older than the unit (a double-forked daemon). A top whose parent is the daemon but that is
+ * not the leader is another unit's leader, moved in; a top whose live parent outside the unit is
+ * younger than the unit is some other process's child, moved in. Neither is killed.
+ */
+
+/** What the rule reads of a process. */
+export interface ScopedProcess {
+  pid: number;
+  ppid: number;
+  /** Start time in clock ticks after boot. */
+  startTime: number;
+}
+
+/** The boot clock now, in the ticks of `/proc/<pid>/stat` (100 per second, the Linux USER_HZ). */
+export function bootTicksNow(uptimeText: string): number | undefined {
+  const seconds = Number(uptimeText.split(' ')[0]);
+  return Number.isFinite(seconds) ? Math.floor(seconds * 100) : undefined;
+}
+
+/**
+ * The members of one unit the daemon may kill. `createdAt` is when the unit's cgroup was made (boot
+ * ticks; undefined when not known, e.g. a cgroup an earlier daemon made), `spawners` the daemon and
+ * its spawner processes, `startOf` a process's start time (undefined when it is gone).
+ */
+export function ownedByUnit<T extends ScopedProcess>(
+  members: readonly T[],
+  spawners: ReadonlySet<number>,
+  createdAt: number | undefined,
+  startOf: (pid: number) => number | undefined,
+): T[] {
+  // One tick of slack: the unit's time is rounded down, the leader may start within that tick.
+  const bornAfter = (startTime: number) => createdAt === undefined || startTime >= createdAt - 1;
+  const byPid = new Map(members.map((member) => [member.pid, member]));
+  const leader = members
+    .filter((member) => spawners.has(member.ppid) && bornAfter(member.startTime))
+    .sort((a, b) => a.startTime - b.startTime)[0];
+  const topOf = (member: T): T => {
+    let at = member;
+    // Bounded: a pid cycle cannot occur, but a torn read must not loop.
+    for (let depth = 0; depth < members.length; depth++) {
+      const parent = byPid.get(at.ppid);
+      if (parent === undefined || parent === at) break;
+      at = parent;
+    }
+    return at;
+  };
+  return members.filter((member) => {
+    if (!bornAfter(member.startTime)) return false;
+    const top = topOf(member);
+    if (top === leader) return true;
+    if (spawners.has(top.ppid) || !bornAfter(top.startTime)) return false;
+    if (top.ppid <= 1) return true;
+    const parentStart = startOf(top.ppid);
+    // A parent gone meanwhile: the top is being re-parented, an orphan.
+    if (parentStart === undefined || createdAt === undefined) return true;
+    return parentStart < createdAt - 1;
+  });
+}
