@@ -87,6 +87,14 @@ const configFields = (z: Zod) => ({
   maxWatchesPerSession: positiveInt(),
   /** Uploads and downloads (`fs/upload/*`, `fs/download/*`) open at once, across all connections. */
   maxFsTransfers: positiveInt(),
+  /** A transfer stream on which no byte moves for this long is cut, and its transfer released. */
+  fsTransferIdleMs: positive().max(MAX_TIMER_MS, { error: `must be at most ${MAX_TIMER_MS}` }),
+  /** Entries (files, directories, links) of one tar upload; one more refuses the archive. */
+  maxTreeEntries: positiveInt(),
+  /** Bytes of all regular files of one tar upload together. */
+  maxTreeBytes: positiveInt(),
+  /** Bytes of one regular file of a tar upload. */
+  maxTreeFileBytes: positiveInt(),
   /** Network peers (TLS handshake or before `initialize`) at once; past it the oldest stranger is dropped. */
   maxPreAuthConnections: positiveInt(),
   /** Of those, from one remote address. */
@@ -159,6 +167,10 @@ export const DEFAULT_CONFIG: Config = Object.freeze({
   reconnectGraceMs: 30_000,
   maxWatchesPerSession: 32,
   maxFsTransfers: 16,
+  fsTransferIdleMs: 60_000,
+  maxTreeEntries: 250_000,
+  maxTreeBytes: 16 * 1024 ** 3,
+  maxTreeFileBytes: 4 * 1024 ** 3,
   maxPreAuthConnections: 64,
   maxPreAuthPerAddress: 16,
   localConnectionReserve: 32,

@@ -41,6 +41,8 @@ export async function statPath(call: FsCall, path: string): Promise<FsStatResult
 export interface OpenedFile {
   handle: FileHandle;
   size: number;
+  /** Permission bits, 0-0o7777. */
+  mode: number;
   version: string;
 }
 
@@ -72,7 +74,7 @@ async function checkOpened(call: FsCall, target: string, handle: FileHandle): Pr
   const stats = await handle.stat({ bigint: true });
   if (stats.isDirectory()) return new ExecdError('FS_IS_A_DIRECTORY', `${call.method} ${target}: is a directory`);
   if (!stats.isFile()) return denied(call.method, target, 'not a regular file');
-  return { handle, size: Number(stats.size), version: versionOf(stats) };
+  return { handle, size: Number(stats.size), mode: Number(stats.mode & 0o7777n), version: versionOf(stats) };
 }
 
 /** Reads up to `length` bytes at `offset` of an opened file. */

@@ -23,7 +23,7 @@ export function fsServiceOf(daemon: DaemonContext): FsService {
   let service = services.get(daemon);
   if (!service) {
     service = {
-      transfers: new TransferTable(daemon.paths.fsUploads),
+      transfers: new TransferTable(daemon.paths.fsUploads, () => daemon.config.get()),
       watches: new WatchTable(),
       tracked: new WeakSet(),
     };

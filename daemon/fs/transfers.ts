@@ -7,12 +7,17 @@
  *
  * Or the bytes move raw over a transfer stream (`TRANSFER_STREAM_PREFIX`), a connection of their
  * own that presents the transfer's `streamToken`: TCP is the flow control there, nothing is
- * encoded, and the daemon holds at most a buffer of each side.
+ * encoded, and the daemon holds at most a buffer of each side. A stream on which no byte moves for
+ * `fsTransferIdleMs` is cut (its transfer fails and is released with its temp files).
+ *
+ * A tar transfer (`format: 'tar'`, SPEC §19) moves a directory tree over its stream only; the
+ * unpacking and archiving are in `tree-transfers.ts`.
  */
 import { createHash, randomBytes, type Hash } from 'node:crypto';
 import { unlink, type FileHandle } from 'node:fs/promises';
 import type { Socket } from 'node:net';
 import { join } from 'node:path';
+import type { Config } from '../../protocol/config.js';
 import { ExecdError } from '../../protocol/errors.js';
 import { FileAppender, fileToSocket } from '../../shared/byte-pump.js';
 import {
@@ -20,6 +25,8 @@ import {
   MAX_FS_DATA_BYTES,
   type FsDownloadBeginResult,
   type FsDownloadChunkResult,
+  type FsDownloadEndResult,
+  type FsTransferFormat,
   type FsUploadBeginResult,
   type FsUploadCommitResult,
 } from '../../protocol/fs.js';
@@ -27,6 +34,17 @@ import type { Anchor } from './anchor.js';
 import { targetOf, type FsCall } from './call.js';
 import { fsErrorOf } from './errno.js';
 import { openForRead, readChunk } from './read-ops.js';
+import {
+  commitTree,
+  discardTree,
+  openTreeSource,
+  receiveTree,
+  sendTree,
+  stageTree,
+  treeErrorOf,
+  type StagedTree,
+  type TreeSource,
+} from './tree-transfers.js';
 import { forgetUpload, recordUpload } from './upload-journal.js';
 import { anchorForWrite, checkIfMatch, createTemp, replaceTarget } from './write-ops.js';
 
@@ -66,7 +84,30 @@ interface Download {
   stream?: Socket;
 }
 
-type Transfer = Upload | Download;
+interface TreeUpload {
+  kind: 'tree-upload';
+  owner: TransferOwner;
+  tree: StagedTree;
+  record: string;
+  /** The unpacking of the stream's archive, once a stream attached. */
+  tail: Promise<void>;
+  failed?: unknown;
+  streamToken: string;
+  stream?: Socket;
+}
+
+interface TreeDownload {
+  kind: 'tree-download';
+  owner: TransferOwner;
+  source: TreeSource;
+  streamToken: string;
+  stream?: Socket;
+}
+
+type Transfer = Upload | Download | TreeUpload | TreeDownload;
+
+/** What a chunk or stream answer says of a tar transfer's bytes. */
+const TAR_OVER_STREAM = 'a tar transfer moves its bytes over its transfer stream, not in chunks';
 
 /** The open transfers of one daemon. */
 export class TransferTable {
@@ -75,7 +116,10 @@ export class TransferTable {
   private readonly byStreamToken = new Map<string, string>();
   private counter = 0;
 
-  constructor(private readonly journalDir: string) {}
+  constructor(
+    private readonly journalDir: string,
+    private readonly config: () => Config,
+  ) {}
 
   /** Open transfers. */
   get size(): number {
@@ -86,8 +130,16 @@ export class TransferTable {
   async beginUpload(
     call: FsCall,
     owner: TransferOwner,
-    params: { path: string; mode?: number; createParents?: boolean; ifMatch?: string },
+    params: {
+      path: string;
+      mode?: number;
+      createParents?: boolean;
+      ifMatch?: string;
+      format?: FsTransferFormat;
+      overwrite?: boolean;
+    },
   ): Promise<FsUploadBeginResult | ExecdError> {
+    if (params.format === 'tar') return this.beginTreeUpload(call, owner, params);
     const target = targetOf(call, params.path);
     const anchor = await anchorForWrite(call, target, params.createParents);
     if (anchor instanceof ExecdError) return anchor;
@@ -124,6 +176,27 @@ export class TransferTable {
     }
   }
 
+  /** `fs/upload/begin` with `format: 'tar'`. */
+  private async beginTreeUpload(
+    call: FsCall,
+    owner: TransferOwner,
+    params: { path: string; createParents?: boolean; overwrite?: boolean },
+  ): Promise<FsUploadBeginResult | ExecdError> {
+    const tree = await stageTree(call, params, this.config());
+    if (tree instanceof ExecdError) return tree;
+    const id = `up-${++this.counter}`;
+    let record: string;
+    try {
+      record = await recordUpload(this.journalDir, id, tree.staging.real);
+    } catch (error) {
+      await discardTree(tree);
+      return fsErrorOf(call.method, tree.target, error);
+    }
+    const streamToken = this.issueStreamToken(id);
+    this.transfers.set(id, { kind: 'tree-upload', owner, tree, record, tail: Promise.resolve(), streamToken });
+    return { uploadId: id, maxChunkBytes: MAX_FS_DATA_BYTES, streamToken };
+  }
+
   private find<K extends Transfer['kind']>(
     id: string,
     kind: K,
@@ -145,6 +218,8 @@ export class TransferTable {
     owner: TransferOwner,
     params: { uploadId: string; offset: number; data: string },
   ): Promise<{ received: number } | ExecdError> {
+    if (this.transfers.get(params.uploadId)?.kind === 'tree-upload')
+      return new ExecdError('INVALID_PARAMS', `uploadId: ${params.uploadId} is a tar upload: ${TAR_OVER_STREAM}`);
     const upload = this.find(params.uploadId, 'upload', owner);
     if (upload instanceof ExecdError) return upload;
     if (upload.stream)
@@ -187,6 +262,8 @@ export class TransferTable {
     owner: TransferOwner,
     params: { uploadId: string; size?: number; sha256?: string },
   ): Promise<FsUploadCommitResult | ExecdError> {
+    const staged = this.find(params.uploadId, 'tree-upload', owner);
+    if (!(staged instanceof ExecdError)) return this.commitTreeUpload(staged, params);
     const upload = this.find(params.uploadId, 'upload', owner);
     if (upload instanceof ExecdError) return upload;
     await upload.tail;
@@ -208,17 +285,51 @@ export class TransferTable {
     }
   }
 
+  /** `fs/upload/commit` of a tar upload: once the stream's archive landed whole, it takes the target's place. */
+  private async commitTreeUpload(
+    upload: TreeUpload,
+    params: { uploadId: string; size?: number; sha256?: string },
+  ): Promise<FsUploadCommitResult | ExecdError> {
+    await upload.tail;
+    try {
+      if (upload.failed) return treeErrorOf(upload.tree, upload.failed);
+      return await commitTree(upload.tree, params);
+    } catch (error) {
+      return treeErrorOf(upload.tree, error);
+    } finally {
+      await this.release(params.uploadId);
+    }
+  }
+
   /** `fs/upload/abort`. */
   async abortUpload(owner: TransferOwner, uploadId: string): Promise<{ aborted: boolean }> {
-    const upload = this.find(uploadId, 'upload', owner);
-    if (upload instanceof ExecdError) return { aborted: false };
+    const upload = this.transfers.get(uploadId);
+    if (
+      (upload?.kind !== 'upload' && upload?.kind !== 'tree-upload') ||
+      upload.owner.connId !== owner.connId ||
+      upload.owner.sessionId !== owner.sessionId
+    )
+      return { aborted: false };
     await this.release(uploadId);
     return { aborted: true };
   }
 
   /** `fs/download/begin`. */
-  async beginDownload(call: FsCall, owner: TransferOwner, path: string): Promise<FsDownloadBeginResult | ExecdError> {
-    const opened = await openForRead(call, path);
+  async beginDownload(
+    call: FsCall,
+    owner: TransferOwner,
+    params: { path: string; format?: FsTransferFormat },
+  ): Promise<FsDownloadBeginResult | ExecdError> {
+    if (params.format === 'tar') {
+      const opened = await openTreeSource(call, params.path);
+      if (opened instanceof ExecdError) return opened;
+      const id = `down-${++this.counter}`;
+      const streamToken = this.issueStreamToken(id);
+      this.transfers.set(id, { kind: 'tree-download', owner, source: opened.source, streamToken });
+      const { mode, version } = opened;
+      return { downloadId: id, size: 0, mode, version, maxChunkBytes: MAX_FS_DATA_BYTES, streamToken };
+    }
+    const opened = await openForRead(call, params.path);
     if (opened instanceof ExecdError) return opened;
     const id = `down-${++this.counter}`;
     const streamToken = this.issueStreamToken(id);
@@ -226,6 +337,7 @@ export class TransferTable {
     return {
       downloadId: id,
       size: opened.size,
+      mode: opened.mode,
       version: opened.version,
       maxChunkBytes: MAX_FS_DATA_BYTES,
       streamToken,
@@ -237,6 +349,8 @@ export class TransferTable {
     owner: TransferOwner,
     params: { downloadId: string; offset: number; length?: number },
   ): Promise<FsDownloadChunkResult | ExecdError> {
+    if (this.transfers.get(params.downloadId)?.kind === 'tree-download')
+      return new ExecdError('INVALID_PARAMS', `downloadId: ${params.downloadId} is a tar download: ${TAR_OVER_STREAM}`);
     const download = this.find(params.downloadId, 'download', owner);
     if (download instanceof ExecdError) return download;
     const length = Math.max(0, Math.min(params.length ?? DEFAULT_FS_READ_BYTES, download.size - params.offset));
@@ -245,7 +359,13 @@ export class TransferTable {
   }
 
   /** `fs/download/end`. */
-  async endDownload(owner: TransferOwner, downloadId: string): Promise<{ ended: boolean }> {
+  async endDownload(owner: TransferOwner, downloadId: string): Promise<FsDownloadEndResult> {
+    const tree = this.find(downloadId, 'tree-download', owner);
+    if (!(tree instanceof ExecdError)) {
+      const sent = tree.source.sent;
+      await this.release(downloadId);
+      return sent ? { ended: true, ...sent } : { ended: true };
+    }
     const download = this.find(downloadId, 'download', owner);
     if (download instanceof ExecdError) return { ended: false };
     await this.release(downloadId);
@@ -266,8 +386,28 @@ export class TransferTable {
     const id = this.byStreamToken.get(preamble.token);
     const transfer = id === undefined ? undefined : this.transfers.get(id);
     if (!transfer) return 'no open transfer has this stream token';
+    if (transfer.kind === 'tree-upload' && preamble.bytes !== 0)
+      return 'a tar upload announces 0 bytes and sends its archive until it ends the stream';
     this.byStreamToken.delete(preamble.token);
     transfer.stream = socket;
+    const idleMs = this.config().fsTransferIdleMs;
+    socket.setTimeout(idleMs, () =>
+      socket.destroy(new Error(`no byte moved for ${idleMs} ms (fsTransferIdleMs): the transfer stream was cut`)),
+    );
+    if (transfer.kind === 'tree-download') {
+      void sendTree(transfer.source, socket);
+      return undefined;
+    }
+    if (transfer.kind === 'tree-upload') {
+      transfer.tail = receiveTree(transfer.tree, socket, preamble.rest).then(
+        () => answer(socket, `ok ${transfer.tree.bytes}`),
+        (error: unknown) => {
+          transfer.failed = error;
+          answer(socket, `error ${treeErrorOf(transfer.tree, error).message}`);
+        },
+      );
+      return undefined;
+    }
     if (transfer.kind === 'download') {
       // sendDownload catches its own failures: the client sees a short stream.
       this.sendDownload(transfer, socket).catch(() => socket.destroy());
@@ -340,10 +480,25 @@ export class TransferTable {
       await transfer.handle.close().catch(() => {});
       return;
     }
+    if (transfer.kind === 'tree-download') {
+      await transfer.source.dir.handle.close().catch(() => {});
+      return;
+    }
     await transfer.tail;
+    if (transfer.kind === 'tree-upload') {
+      await discardTree(transfer.tree);
+      await forgetUpload(transfer.record).catch(() => {});
+      return;
+    }
     await transfer.temp.handle.close().catch(() => {});
     if (transfer.temp.at !== '') await unlink(transfer.temp.at).catch(() => {});
     await transfer.anchor.dir.close().catch(() => {});
     await forgetUpload(transfer.record).catch(() => {});
   }
+}
+
+/** The one line a stream's answer is, when the peer can still read it (a client that ended its side may not). */
+function answer(socket: Socket, line: string): void {
+  if (socket.writable) socket.end(`${line}\n`);
+  else socket.destroy();
 }

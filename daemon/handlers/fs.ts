@@ -116,7 +116,7 @@ export const fsHandlers = [
     const limited = transferLimit(ctx);
     if (limited) return limited;
     trackConnection(ctx.daemon, ctx.conn);
-    return fsServiceOf(ctx.daemon).transfers.beginDownload(call, ownerOf(params, ctx), params.path);
+    return fsServiceOf(ctx.daemon).transfers.beginDownload(call, ownerOf(params, ctx), params);
   }),
   fsHandler(FsDownloadChunk, (_call, params, ctx) =>
     fsServiceOf(ctx.daemon).transfers.downloadChunk(ownerOf(params, ctx), params),

@@ -1,0 +1,164 @@
+/**
+ * Packs a directory as a tar archive (SPEC §19), walking by descriptor: every level is opened
+ * through its parent's descriptor with `O_NOFOLLOW`, so a symlink is stored as a symlink and never
+ * leads the walk out of the tree (unless `follow` asks for link targets, as `cp -L` does). Modes
+ * and modification times are kept, hard links inside the tree stay hard links, and sockets, FIFOs
+ * and devices are left out. The daemon packs downloads through it (skipping its hidden places);
+ * the client packs uploads.
+ */
+import { constants, type Stats } from 'node:fs';
+import { lstat, open, opendir, readlink, stat, type FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Header, Pack } from 'tar-stream';
+import { dirAt, DIR_NOFOLLOW, entryAt } from './fd-path.js';
+
+/** A file at most this large is read whole and handed to the archive in one piece. */
+const WHOLE_FILE_BYTES = 1024 * 1024;
+/** Bytes read at a time from a larger file. */
+const READ_BYTES = 256 * 1024;
+
+/** How a tree is walked. */
+export interface PackOptions {
+  /** Archive what symlinks point to instead of the links (a dangling link stays a link). */
+  follow?: boolean;
+  /** True for an entry (by its real path, last component not followed) the archive leaves out. */
+  skip?: (real: string) => boolean;
+}
+
+interface Walk {
+  pack: Pack;
+  options: PackOptions;
+  /** The first name each multiply-linked file was archived under, by device and inode. */
+  linked: Map<string, string>;
+  /** Directories being walked (device and inode), so a followed link cannot loop. */
+  ancestors: Set<string>;
+  entries: number;
+}
+
+/** Adds one entry and waits until the archive took it (the archive's reader is the flow control). */
+function addEntry(pack: Pack, header: Header | (Partial<Header> & { name: string }), body?: Buffer): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const done = (error?: Error | null) => (error ? reject(error) : resolve());
+    if (body) pack.entry(header, body, done);
+    else pack.entry(header, done);
+  });
+}
+
+/** Archives the opened directory `root` (as `./` and everything below it); resolves with the entry count. */
+export async function packTree(
+  root: { handle: FileHandle; real: string },
+  pack: Pack,
+  options: PackOptions = {},
+): Promise<number> {
+  const rootStats = await root.handle.stat();
+  const walk: Walk = { pack, options, linked: new Map(), ancestors: new Set([inodeOf(rootStats)]), entries: 1 };
+  await addEntry(pack, { name: './', type: 'directory', mode: rootStats.mode & 0o7777, mtime: rootStats.mtime });
+  await walkDirectory(walk, root.handle, root.real, '');
+  return walk.entries;
+}
+
+const inodeOf = (stats: Stats) => `${stats.dev}:${stats.ino}`;
+
+async function sortedNames(dir: FileHandle, real: string): Promise<string[]> {
+  const names: string[] = [];
+  for await (const entry of await opendir(dirAt(dir, real))) names.push(entry.name);
+  return names.sort();
+}
+
+async function walkDirectory(walk: Walk, dir: FileHandle, real: string, prefix: string): Promise<void> {
+  for (const name of await sortedNames(dir, real)) {
+    const at = entryAt(dir, real, name);
+    const entryReal = join(real, name);
+    if (walk.options.skip?.(entryReal)) continue;
+    const rel = prefix + name;
+    let stats = await lstat(at).catch(() => undefined);
+    if (!stats) continue; // gone since the directory was read
+    if (stats.isSymbolicLink() && walk.options.follow) stats = (await stat(at).catch(() => undefined)) ?? stats;
+    if (stats.isDirectory()) await addDirectory(walk, at, entryReal, rel, stats);
+    else if (stats.isFile()) await addFile(walk, at, rel, stats);
+    else if (stats.isSymbolicLink()) {
+      walk.entries++;
+      await addEntry(walk.pack, { name: rel, type: 'symlink', linkname: await readlink(at), mode: 0o777, mtime: stats.mtime });
+    }
+    // Sockets, FIFOs and devices are not archived.
+  }
+}
+
+async function addDirectory(walk: Walk, at: string, real: string, rel: string, stats: Stats): Promise<void> {
+  const inode = inodeOf(stats);
+  if (walk.ancestors.has(inode)) return; // a followed link back up the tree
+  const child = await open(at, walk.options.follow ? constants.O_RDONLY | constants.O_DIRECTORY : DIR_NOFOLLOW).catch(
+    () => undefined,
+  );
+  if (!child) return; // replaced by a symlink or removed since it was listed
+  try {
+    walk.entries++;
+    await addEntry(walk.pack, { name: `${rel}/`, type: 'directory', mode: stats.mode & 0o7777, mtime: stats.mtime });
+    walk.ancestors.add(inode);
+    await walkDirectory(walk, child, real, `${rel}/`);
+    walk.ancestors.delete(inode);
+  } finally {
+    await child.close();
+  }
+}
+
+async function addFile(walk: Walk, at: string, rel: string, listed: Stats): Promise<void> {
+  const flags = constants.O_RDONLY | constants.O_NONBLOCK | (walk.options.follow ? 0 : constants.O_NOFOLLOW);
+  const file = await open(at, flags).catch(() => undefined);
+  if (!file) return;
+  try {
+    const stats = await file.stat();
+    if (!stats.isFile() || inodeOf(stats) !== inodeOf(listed)) return; // swapped since it was listed
+    const header = { name: rel, mode: stats.mode & 0o7777, mtime: stats.mtime, size: stats.size };
+    walk.entries++;
+    if (stats.nlink > 1 && !walk.options.follow) {
+      const first = walk.linked.get(inodeOf(stats));
+      if (first !== undefined) return addEntry(walk.pack, { ...header, type: 'link', linkname: first, size: 0 });
+      walk.linked.set(inodeOf(stats), rel);
+    }
+    if (stats.size <= WHOLE_FILE_BYTES) {
+      const body = Buffer.allocUnsafe(stats.size);
+      await readFully(file, body, 0, rel);
+      return addEntry(walk.pack, { ...header, type: 'file' }, body);
+    }
+    await streamFile(walk.pack, file, { ...header, type: 'file' });
+  } finally {
+    await file.close();
+  }
+}
+
+/** Fills `buffer` from `position`; a file that shrank meanwhile fails the archive. */
+async function readFully(file: FileHandle, buffer: Buffer, position: number, rel: string): Promise<void> {
+  let filled = 0;
+  while (filled < buffer.length) {
+    const { bytesRead } = await file.read(buffer, filled, buffer.length - filled, position + filled);
+    if (bytesRead === 0) throw new Error(`${rel} shrank while it was archived`);
+    filled += bytesRead;
+  }
+}
+
+/** A large file's bytes, a buffer at a time, each written when the archive can take it. */
+async function streamFile(pack: Pack, file: FileHandle, header: Partial<Header> & { name: string; size: number }): Promise<void> {
+  let finished!: Promise<void>;
+  const sink = await new Promise<ReturnType<Pack['entry']>>((resolve) => {
+    finished = new Promise<void>((done, fail) => {
+      resolve(pack.entry(header, (error) => (error ? fail(error) : done())));
+    });
+  });
+  finished.catch(() => {});
+  let position = 0;
+  while (position < header.size) {
+    const buffer = Buffer.allocUnsafe(Math.min(READ_BYTES, header.size - position));
+    await readFully(file, buffer, position, header.name);
+    position += buffer.length;
+    if (!sink.write(buffer)) {
+      await new Promise<void>((resolve) => {
+        sink.once('drain', () => resolve());
+        sink.once('close', () => resolve());
+      });
+      if (sink.destroyed) break; // `finished` says why
+    }
+  }
+  sink.end(null);
+  await finished;
+}

@@ -1,0 +1,322 @@
+/**
+ * Unpacks a tar archive (SPEC §19) entry by entry into a fresh staging directory that nothing else
+ * names yet, never through a symlink: every directory is entered with `O_NOFOLLOW` through its
+ * parent's descriptor (`fd-path.ts`), and every file is created with `O_CREAT | O_EXCL |
+ * O_NOFOLLOW`, so an archive that plants `link -> /etc` and then writes `link/passwd` is refused
+ * at the second entry. A symlink entry becomes a symlink (its target is stored, never followed); a
+ * hard link may only name a regular file this very archive wrote. Sizes and entry counts are
+ * bounded before a byte of an entry is written.
+ *
+ * Directories are made 0700 while the archive lands and get their own modes at the end, deepest
+ * first (as `tar` does), so a read-only directory in the archive does not stop its own entries.
+ * The daemon and the client both unpack through this module; the daemon adds its policy check.
+ */
+import { constants } from 'node:fs';
+import { link, lstat, mkdir, open, symlink, unlink, type FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
+import { extract as tarExtract, type Header } from 'tar-stream';
+import { DIR_NOFOLLOW, entryAt } from './fd-path.js';
+import {
+  directoryModeOf,
+  entryKindOf,
+  entryParts,
+  fileModeOf,
+  TreeRefusal,
+  type TreeLimits,
+} from './tree-rules.js';
+
+/** Directories kept open at once while unpacking (the rest are opened again when needed). */
+const MAX_OPEN_DIRECTORIES = 64;
+/** Mode of a directory an entry implies without an entry of its own. */
+const IMPLIED_DIRECTORY_MODE = 0o755;
+const CREATE_FILE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
+
+interface OpenDir {
+  handle: FileHandle;
+  real: string;
+}
+
+/** The errno code of a failed call, if it has one. */
+const errnoOf = (error: unknown) => (error as NodeJS.ErrnoException | undefined)?.code;
+
+/** Writes entries into an opened staging directory; `refuse(rel)` adds the caller's own rule. */
+export class TreeUnpacker {
+  private readonly dirs = new Map<string, OpenDir>();
+  private readonly pinned = new Set<string>();
+  /** Regular files this archive wrote (a hard link may name only these). */
+  private readonly files = new Set<string>();
+  private readonly dirModes = new Map<string, number>();
+  private rootMode = IMPLIED_DIRECTORY_MODE;
+  /** Entries taken so far. */
+  entries = 0;
+  /** Bytes of regular files taken so far. */
+  fileBytes = 0;
+
+  constructor(
+    private readonly root: OpenDir,
+    private readonly limits: TreeLimits,
+    private readonly refuse: (rel: string) => string | undefined = () => undefined,
+  ) {}
+
+  /** Lands one entry; `data` is its content (read only for a regular file). Throws `TreeRefusal`. */
+  async take(header: Header, data: AsyncIterable<Uint8Array>): Promise<void> {
+    const name = header.name;
+    const parts = entryParts(name);
+    const kind = entryKindOf(name, header.type);
+    if (++this.entries > this.limits.maxEntries)
+      throw new TreeRefusal(`the archive has more than ${this.limits.maxEntries} entries (maxTreeEntries)`);
+    if (parts.length === 0) {
+      if (kind !== 'directory') throw new TreeRefusal(`entry ${JSON.stringify(name)} names the target itself`);
+      this.rootMode = directoryModeOf(name, header.mode ?? IMPLIED_DIRECTORY_MODE);
+      return;
+    }
+    const rel = parts.join('/');
+    const why = this.refuse(rel);
+    if (why) throw new TreeRefusal(`entry ${JSON.stringify(name)}: ${why}`);
+    if (kind !== 'file' && (header.size ?? 0) > 0)
+      throw new TreeRefusal(`entry ${JSON.stringify(name)} is a ${kind} with content`);
+    const parentParts = parts.slice(0, -1);
+    const parent = await this.dirOf(parentParts);
+    const at = entryAt(parent.handle, parent.real, parts.at(-1)!);
+    switch (kind) {
+      case 'directory':
+        return this.makeDirectory(name, rel, at, header.mode ?? IMPLIED_DIRECTORY_MODE);
+      case 'file':
+        return this.writeFile(name, rel, at, header, data);
+      case 'symlink':
+        if (!header.linkname) throw new TreeRefusal(`symlink entry ${JSON.stringify(name)} has no target`);
+        await this.clear(name, at);
+        this.files.delete(rel);
+        return symlink(header.linkname, at);
+      case 'link':
+        return this.hardLink(name, rel, parentParts, header.linkname ?? '');
+    }
+  }
+
+  /** Gives every directory its mode, deepest first; the target's own last. */
+  async finish(): Promise<void> {
+    const deepestFirst = [...this.dirModes].sort(([a], [b]) => b.split('/').length - a.split('/').length);
+    for (const [rel, mode] of deepestFirst) {
+      const dir = await this.dirOf(rel.split('/'));
+      await dir.handle.chmod(mode);
+      this.forget(rel);
+    }
+    await this.root.handle.chmod(this.rootMode);
+  }
+
+  /** Closes every directory it opened (not the root, which is the caller's). */
+  async close(): Promise<void> {
+    const open = [...this.dirs.values()];
+    this.dirs.clear();
+    await Promise.all(open.map((dir) => dir.handle.close().catch(() => {})));
+  }
+
+  private async makeDirectory(name: string, rel: string, at: string, mode: number): Promise<void> {
+    const wanted = directoryModeOf(name, mode);
+    const existing = await lstat(at).catch(() => undefined);
+    if (existing && !existing.isDirectory()) {
+      await this.clear(name, at);
+      this.files.delete(rel);
+    }
+    if (!existing?.isDirectory()) await mkdir(at, 0o700);
+    this.dirModes.set(rel, wanted);
+  }
+
+  private async writeFile(
+    name: string,
+    rel: string,
+    at: string,
+    header: Header,
+    data: AsyncIterable<Uint8Array>,
+  ): Promise<void> {
+    const size = header.size ?? 0;
+    const mode = fileModeOf(name, header.mode ?? 0o644);
+    if (size > this.limits.maxFileBytes)
+      throw new TreeRefusal(`entry ${JSON.stringify(name)} is ${size} bytes, over ${this.limits.maxFileBytes} (maxTreeFileBytes)`);
+    this.fileBytes += size;
+    if (this.fileBytes > this.limits.maxTotalBytes)
+      throw new TreeRefusal(`the archive's files exceed ${this.limits.maxTotalBytes} bytes (maxTreeBytes)`);
+    await this.clear(name, at);
+    const handle = await open(at, CREATE_FILE, 0o600);
+    try {
+      let position = 0;
+      for await (const chunk of data) {
+        let written = 0;
+        while (written < chunk.length) {
+          const { bytesWritten } = await handle.write(chunk, written, chunk.length - written, position);
+          written += bytesWritten;
+          position += bytesWritten;
+        }
+      }
+      await handle.chmod(mode);
+      if (header.mtime) await handle.utimes(header.mtime, header.mtime);
+    } finally {
+      await handle.close();
+    }
+    this.files.add(rel);
+  }
+
+  /** A hard link to a regular file written earlier by this archive, and nothing else. */
+  private async hardLink(name: string, rel: string, parentParts: string[], linkname: string): Promise<void> {
+    const sourceParts = entryParts(linkname);
+    const source = sourceParts.join('/');
+    if (!this.files.has(source))
+      throw new TreeRefusal(
+        `hard link entry ${JSON.stringify(name)} names ${JSON.stringify(linkname)}, which is no regular file of this archive`,
+      );
+    const sourceDirKey = sourceParts.slice(0, -1).join('/');
+    this.pinned.add(sourceDirKey);
+    try {
+      const sourceDir = await this.dirOf(sourceParts.slice(0, -1));
+      const from = entryAt(sourceDir.handle, sourceDir.real, sourceParts.at(-1)!);
+      const parent = await this.dirOf(parentParts);
+      const at = entryAt(parent.handle, parent.real, rel.split('/').at(-1)!);
+      if (from === at) return;
+      await this.clear(name, at);
+      // link(2) never follows a symlink at `from`, and `from` is a file this archive wrote.
+      await link(from, at);
+      this.files.add(rel);
+    } finally {
+      this.pinned.delete(sourceDirKey);
+    }
+  }
+
+  /** Removes an earlier entry of the same name (a later entry wins, as in `tar`); never a directory. */
+  private async clear(name: string, at: string): Promise<void> {
+    const existing = await lstat(at).catch(() => undefined);
+    if (!existing) return;
+    if (existing.isDirectory())
+      throw new TreeRefusal(`entry ${JSON.stringify(name)} would replace a directory of the archive`);
+    await unlink(at);
+  }
+
+  /** The staging directory `parts` below the root, made when missing; never through a symlink. */
+  private async dirOf(parts: string[]): Promise<OpenDir> {
+    if (parts.length === 0) return this.root;
+    const key = parts.join('/');
+    const cached = this.dirs.get(key);
+    if (cached) {
+      this.dirs.delete(key);
+      this.dirs.set(key, cached);
+      return cached;
+    }
+    const parentKey = parts.slice(0, -1).join('/');
+    this.pinned.add(parentKey);
+    let opened: OpenDir;
+    try {
+      const parent = await this.dirOf(parts.slice(0, -1));
+      const name = parts.at(-1)!;
+      opened = { handle: await this.enter(parent, name, key), real: join(parent.real, name) };
+    } finally {
+      this.pinned.delete(parentKey);
+    }
+    this.dirs.set(key, opened);
+    this.evict();
+    return opened;
+  }
+
+  /** Opens (or makes) one directory level; a symlink or a file in its place refuses the archive. */
+  private async enter(parent: OpenDir, name: string, key: string): Promise<FileHandle> {
+    const at = entryAt(parent.handle, parent.real, name);
+    try {
+      return await open(at, DIR_NOFOLLOW);
+    } catch (error) {
+      const code = errnoOf(error);
+      if (code === 'ELOOP' || code === 'ENOTDIR')
+        throw new TreeRefusal(`${JSON.stringify(key)} is not a directory of the archive (a symlink is never followed)`);
+      if (code !== 'ENOENT') throw error;
+    }
+    const why = this.refuse(key);
+    if (why) throw new TreeRefusal(`${JSON.stringify(key)}: ${why}`);
+    if (++this.entries > this.limits.maxEntries)
+      throw new TreeRefusal(`the archive has more than ${this.limits.maxEntries} entries (maxTreeEntries)`);
+    await mkdir(at, 0o700);
+    if (!this.dirModes.has(key)) this.dirModes.set(key, IMPLIED_DIRECTORY_MODE);
+    return open(at, DIR_NOFOLLOW);
+  }
+
+  private forget(key: string): void {
+    const dir = this.dirs.get(key);
+    if (!dir) return;
+    this.dirs.delete(key);
+    void dir.handle.close().catch(() => {});
+  }
+
+  /** Closes the least recently used directories past `MAX_OPEN_DIRECTORIES` (never a pinned one). */
+  private evict(): void {
+    if (this.dirs.size <= MAX_OPEN_DIRECTORIES) return;
+    for (const key of this.dirs.keys()) {
+      if (this.dirs.size <= MAX_OPEN_DIRECTORIES) return;
+      if (!this.pinned.has(key)) this.forget(key);
+    }
+  }
+}
+
+/**
+ * A tar archive fed in pieces into a `TreeUnpacker`: `write` resolves once the archive can take
+ * more (its entries land meanwhile), `end` once every entry landed and the archive was whole.
+ * Either rejects with the first refusal or failure; `destroy` stops it.
+ */
+export class TarUnpackStream {
+  private readonly extract = tarExtract();
+  private failure: Error | undefined;
+  /** The entry being written, if any. */
+  private current: Promise<void> = Promise.resolve();
+  private readonly finished: Promise<void>;
+
+  constructor(unpacker: TreeUnpacker) {
+    this.extract.on('entry', (header, stream, next) => {
+      this.current = unpacker.take(header, stream as AsyncIterable<Uint8Array>).then(
+        () => next(),
+        (error: unknown) => {
+          this.fail(error as Error);
+          next(error as Error);
+        },
+      );
+    });
+    this.finished = new Promise<void>((resolve, reject) => {
+      this.extract.on('finish', () => resolve());
+      this.extract.on('error', (error: Error) => {
+        this.fail(error);
+        reject(this.failure);
+      });
+      this.extract.on('close', () => (this.failure ? reject(this.failure) : resolve()));
+    });
+    this.finished.catch(() => {});
+  }
+
+  /** Feeds one piece of the archive; waits while the archive cannot take more. */
+  async write(chunk: Buffer): Promise<void> {
+    if (this.failure) throw this.failure;
+    if (this.extract.write(chunk)) return;
+    await new Promise<void>((resolve) => {
+      const settle = () => {
+        this.extract.off('drain', settle);
+        this.extract.off('close', settle);
+        resolve();
+      };
+      this.extract.on('drain', settle);
+      this.extract.on('close', settle);
+    });
+    if (this.failure) throw this.failure;
+  }
+
+  /** The archive is complete: resolves once every entry landed, rejects if it was cut or refused. */
+  async end(): Promise<void> {
+    if (this.failure) throw this.failure;
+    this.extract.end(null);
+    await this.finished;
+    await this.current;
+    if (this.failure) throw this.failure;
+  }
+
+  /** Stops unpacking (the caller removes the staging directory). */
+  destroy(error: Error): void {
+    this.fail(error);
+    this.extract.destroy(error);
+  }
+
+  private fail(error: Error): void {
+    this.failure ??= error;
+  }
+}
