@@ -153,8 +153,13 @@ async function streamFile(pack: Pack, file: FileHandle, header: Partial<Header> 
     position += buffer.length;
     if (!sink.write(buffer)) {
       await new Promise<void>((resolve) => {
-        sink.once('drain', () => resolve());
-        sink.once('close', () => resolve());
+        const settle = () => {
+          sink.off('drain', settle);
+          sink.off('close', settle);
+          resolve();
+        };
+        sink.on('drain', settle);
+        sink.on('close', settle);
       });
       if (sink.destroyed) break; // `finished` says why
     }

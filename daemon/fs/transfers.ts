@@ -391,9 +391,12 @@ export class TransferTable {
     this.byStreamToken.delete(preamble.token);
     transfer.stream = socket;
     const idleMs = this.config().fsTransferIdleMs;
-    socket.setTimeout(idleMs, () =>
-      socket.destroy(new Error(`no byte moved for ${idleMs} ms (fsTransferIdleMs): the transfer stream was cut`)),
-    );
+    socket.setTimeout(idleMs, () => {
+      const cut = new Error(`no byte moved for ${idleMs} ms (fsTransferIdleMs): the transfer stream was cut`);
+      // An upload's peer is told why before the cut; a download's bytes must not be followed by text.
+      if (transfer.kind === 'download' || transfer.kind === 'tree-download' || !socket.writable) socket.destroy(cut);
+      else socket.end(`error ${cut.message}\n`, () => socket.destroy(cut));
+    });
     if (transfer.kind === 'tree-download') {
       void sendTree(transfer.source, socket);
       return undefined;

@@ -139,7 +139,9 @@ export async function receiveTree(tree: StagedTree, socket: Socket, rest: Buffer
   };
   try {
     if (rest.length > 0) await take(rest);
-    for await (const chunk of socket.iterator({ destroyOnReturn: false })) await take(chunk as Buffer);
+    // A peer that already ended its side sent everything in `rest`.
+    if (!socket.readableEnded)
+      for await (const chunk of socket.iterator({ destroyOnReturn: false })) await take(chunk as Buffer);
     await tree.archive.end();
     await tree.unpacker.finish();
     tree.complete = true;

@@ -144,7 +144,9 @@ export class ClientConnection implements SessionHolder {
     if (verdict.kind === 'bad') return refuse(verdict.reason);
     import('../fs/service.js')
       .then(({ fsServiceOf }) => {
-        if (this.closedFlag) return;
+        // A peer that sent its whole stream and ended its side before the taker was loaded (a
+        // small tar upload) still delivers it: everything it sent is in `verdict.rest`.
+        if (this.closedFlag && !this.socket.readableEnded) return;
         const refusal = fsServiceOf(this.daemon).transfers.attachStream(verdict, this.socket);
         if (refusal !== undefined) return refuse(refusal);
         this.authed = true;
