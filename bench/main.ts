@@ -5,6 +5,7 @@
 import { benchLatency } from './b1-latency.js';
 import { benchLatencyTls } from './b1-tls.js';
 import { benchFiles } from './b11-files.js';
+import { benchTrees } from './b13-trees.js';
 import { benchSpill, SPILL_CONFIG } from './b2-spill.js';
 import { benchConcurrency } from './b3-concurrency.js';
 import { benchJobs } from './b4-jobs.js';
@@ -35,6 +36,7 @@ const BENCHES: ReadonlyArray<[string, (daemon: BenchDaemon) => Promise<Figure[]>
   ['B9', benchColdStart],
   ['B10', benchFootprint],
   ['B11', benchFiles],
+  ['B13', benchTrees],
 ];
 
 /** `npm run bench -- B6 B7 B8` measures only those figures (for profiling one of them). */

@@ -119,17 +119,18 @@ export async function uploadTree(
       }
       const line = await answer;
       // The daemon's own reason, if it gave one, says more than a broken pipe.
-      if (line.startsWith('error ')) failure = new Error(`the daemon refused the archive: ${line.slice(6)}`);
+      if (line.startsWith('error ') && failure !== undefined) failure = new Error(`the daemon refused the archive: ${line.slice(6)}`);
     } catch (error) {
       failure ??= error;
     } finally {
       socket?.destroy();
     }
     if (failure !== undefined) {
-      // Commit answers the daemon's reason as an error value; a partial archive is never committed.
+      // An archive not sent whole is never committed (a cut at an entry boundary looks whole).
       await caller.call(FsUploadAbort, { sessionId, uploadId }).catch(() => {});
       throw failure;
     }
+    // Sent whole: commit checks size and SHA-256, and answers a refusal as its error value.
     return await caller.call(FsUploadCommit, { sessionId, uploadId, size: bytes, sha256: hash.digest('hex') });
   } finally {
     await root.handle.close();

@@ -402,6 +402,8 @@ export class TransferTable {
       return undefined;
     }
     if (transfer.kind === 'tree-upload') {
+      // The client ends its side when the archive is sent; the answer still reaches it then.
+      socket.allowHalfOpen = true;
       transfer.tail = receiveTree(transfer.tree, socket, preamble.rest).then(
         () => answer(socket, `ok ${transfer.tree.bytes}`),
         (error: unknown) => {
