@@ -119,7 +119,8 @@ export async function uploadTree(
       }
       const line = await answer;
       // The daemon's own reason, if it gave one, says more than a broken pipe.
-      if (line.startsWith('error ') && failure !== undefined) failure = new Error(`the daemon refused the archive: ${line.slice(6)}`);
+      if (line.startsWith('error ') && failure !== undefined)
+        failure = new Error(`the daemon refused the archive: ${line.slice(6)}`);
     } catch (error) {
       failure ??= error;
     } finally {
@@ -128,7 +129,7 @@ export async function uploadTree(
     if (failure !== undefined) {
       // An archive not sent whole is never committed (a cut at an entry boundary looks whole).
       await caller.call(FsUploadAbort, { sessionId, uploadId }).catch(() => {});
-      throw failure;
+      throw failure instanceof Error ? failure : new Error('the archive could not be sent whole');
     }
     // Sent whole: commit checks size and SHA-256, and answers a refusal as its error value.
     return await caller.call(FsUploadCommit, { sessionId, uploadId, size: bytes, sha256: hash.digest('hex') });

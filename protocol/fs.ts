@@ -213,8 +213,7 @@ const transferId = (z: Zod) =>
     .string({ error: 'must be a transfer id' })
     .regex(/^(up|down)-\d{1,15}$/, { error: 'must look like up-<n> or down-<n>' });
 
-const format = (z: Zod) =>
-  z.enum(['file', 'tar'], { error: "must be 'file' or 'tar'" });
+const format = (z: Zod) => z.enum(['file', 'tar'], { error: "must be 'file' or 'tar'" });
 
 const sessionPath = (z: Zod) => z.strictObject({ sessionId: sessionIdSchema(), path: fsPath(z) });
 
@@ -289,7 +288,7 @@ export const FsUploadBegin = request<FsUploadBeginResult>()('fs/upload/begin', (
       overwrite: bool(z).optional(),
     })
     .refine((params) => params.format === 'tar' || params.overwrite === undefined, {
-      error: "only a tar upload takes overwrite (a file upload replaces its target; ifMatch makes it conditional)",
+      error: 'only a tar upload takes overwrite (a file upload replaces its target; ifMatch makes it conditional)',
       path: ['overwrite'],
     })
     .refine((params) => params.format !== 'tar' || (params.mode === undefined && params.ifMatch === undefined), {

@@ -78,7 +78,13 @@ async function walkDirectory(walk: Walk, dir: FileHandle, real: string, prefix: 
     else if (stats.isFile()) await addFile(walk, at, rel, stats);
     else if (stats.isSymbolicLink()) {
       walk.entries++;
-      await addEntry(walk.pack, { name: rel, type: 'symlink', linkname: await readlink(at), mode: 0o777, mtime: stats.mtime });
+      await addEntry(walk.pack, {
+        name: rel,
+        type: 'symlink',
+        linkname: await readlink(at),
+        mode: 0o777,
+        mtime: stats.mtime,
+      });
     }
     // Sockets, FIFOs and devices are not archived.
   }
@@ -138,7 +144,11 @@ async function readFully(file: FileHandle, buffer: Buffer, position: number, rel
 }
 
 /** A large file's bytes, a buffer at a time, each written when the archive can take it. */
-async function streamFile(pack: Pack, file: FileHandle, header: Partial<Header> & { name: string; size: number }): Promise<void> {
+async function streamFile(
+  pack: Pack,
+  file: FileHandle,
+  header: Partial<Header> & { name: string; size: number },
+): Promise<void> {
   let finished!: Promise<void>;
   const sink = await new Promise<ReturnType<Pack['entry']>>((resolve) => {
     finished = new Promise<void>((done, fail) => {

@@ -63,19 +63,20 @@ export function directoryModeOf(name: string, mode: number): number {
 /** The entry types an archive may carry; devices, FIFOs and anything else refuse it. */
 export type TreeEntryKind = 'file' | 'directory' | 'symlink' | 'link';
 
+/** The tar entry types a tree transfer creates, and what each lands as. */
+const KIND_OF_TYPE: Readonly<Record<string, TreeEntryKind>> = {
+  file: 'file',
+  'contiguous-file': 'file',
+  directory: 'directory',
+  symlink: 'symlink',
+  link: 'link',
+};
+
 /** What a tar header's type lands as, or a refusal. */
 export function entryKindOf(name: string, type: string | null | undefined): TreeEntryKind {
-  switch (type) {
-    case 'file':
-    case 'contiguous-file':
-      return 'file';
-    case 'directory':
-    case 'symlink':
-    case 'link':
-      return type;
-    default:
-      throw new TreeRefusal(
-        `entry ${JSON.stringify(name)} is a ${type ?? 'entry of unknown type'}, which a tree transfer never creates`,
-      );
-  }
+  const kind = type ? KIND_OF_TYPE[type] : undefined;
+  if (kind) return kind;
+  throw new TreeRefusal(
+    `entry ${JSON.stringify(name)} is a ${type ?? 'entry of unknown type'}, which a tree transfer never creates`,
+  );
 }

@@ -16,14 +16,7 @@ import { link, lstat, mkdir, open, symlink, unlink, type FileHandle } from 'node
 import { join } from 'node:path';
 import { extract as tarExtract, type Header } from 'tar-stream';
 import { DIR_NOFOLLOW, entryAt } from './fd-path.js';
-import {
-  directoryModeOf,
-  entryKindOf,
-  entryParts,
-  fileModeOf,
-  TreeRefusal,
-  type TreeLimits,
-} from './tree-rules.js';
+import { directoryModeOf, entryKindOf, entryParts, fileModeOf, TreeRefusal, type TreeLimits } from './tree-rules.js';
 
 /** Directories kept open at once while unpacking (the rest are opened again when needed). */
 const MAX_OPEN_DIRECTORIES = 64;
@@ -67,20 +60,20 @@ export class TreeUnpacker {
       throw new TreeRefusal(`the archive has more than ${this.limits.maxEntries} entries (maxTreeEntries)`);
     if (parts.length === 0) {
       if (kind !== 'directory') throw new TreeRefusal(`entry ${JSON.stringify(name)} names the target itself`);
-      this.rootMode = directoryModeOf(name, header.mode ?? IMPLIED_DIRECTORY_MODE);
+      this.rootMode = directoryModeOf(name, header.mode);
       return;
     }
     const rel = parts.join('/');
     const why = this.refuse(rel);
     if (why) throw new TreeRefusal(`entry ${JSON.stringify(name)}: ${why}`);
-    if (kind !== 'file' && (header.size ?? 0) > 0)
+    if (kind !== 'file' && header.size > 0)
       throw new TreeRefusal(`entry ${JSON.stringify(name)} is a ${kind} with content`);
     const parentParts = parts.slice(0, -1);
     const parent = await this.dirOf(parentParts);
     const at = entryAt(parent.handle, parent.real, parts.at(-1)!);
     switch (kind) {
       case 'directory':
-        return this.makeDirectory(name, rel, at, header.mode ?? IMPLIED_DIRECTORY_MODE);
+        return this.makeDirectory(name, rel, at, header.mode);
       case 'file':
         return this.writeFile(name, rel, at, header, data);
       case 'symlink':
@@ -89,7 +82,7 @@ export class TreeUnpacker {
         this.files.delete(rel);
         return symlink(header.linkname, at);
       case 'link':
-        return this.hardLink(name, rel, parentParts, header.linkname ?? '');
+        return this.hardLink(name, rel, parentParts, header.linkname);
     }
   }
 
@@ -129,10 +122,12 @@ export class TreeUnpacker {
     header: Header,
     data: AsyncIterable<Uint8Array>,
   ): Promise<void> {
-    const size = header.size ?? 0;
-    const mode = fileModeOf(name, header.mode ?? 0o644);
+    const size = header.size;
+    const mode = fileModeOf(name, header.mode);
     if (size > this.limits.maxFileBytes)
-      throw new TreeRefusal(`entry ${JSON.stringify(name)} is ${size} bytes, over ${this.limits.maxFileBytes} (maxTreeFileBytes)`);
+      throw new TreeRefusal(
+        `entry ${JSON.stringify(name)} is ${size} bytes, over ${this.limits.maxFileBytes} (maxTreeFileBytes)`,
+      );
     this.fileBytes += size;
     if (this.fileBytes > this.limits.maxTotalBytes)
       throw new TreeRefusal(`the archive's files exceed ${this.limits.maxTotalBytes} bytes (maxTreeBytes)`);
@@ -149,7 +144,8 @@ export class TreeUnpacker {
         }
       }
       await handle.chmod(mode);
-      if (header.mtime) await handle.utimes(header.mtime, header.mtime);
+      // A garbled time field decodes to an invalid date: the file keeps the time it was written.
+      if (Number.isFinite(header.mtime.getTime())) await handle.utimes(header.mtime, header.mtime);
     } finally {
       await handle.close();
     }
@@ -278,16 +274,20 @@ export class TarUnpackStream {
       this.extract.on('finish', () => resolve());
       this.extract.on('error', (error: Error) => {
         this.fail(error);
-        reject(this.failure);
+        reject(this.failed() ?? error);
       });
-      this.extract.on('close', () => (this.failure ? reject(this.failure) : resolve()));
+      this.extract.on('close', () => {
+        const failure = this.failed();
+        if (failure) reject(failure);
+        else resolve();
+      });
     });
     this.finished.catch(() => {});
   }
 
   /** Feeds one piece of the archive; waits while the archive cannot take more. */
   async write(chunk: Buffer): Promise<void> {
-    if (this.failure) throw this.failure;
+    this.throwIfFailed();
     if (this.extract.write(chunk)) return;
     await new Promise<void>((resolve) => {
       const settle = () => {
@@ -298,16 +298,16 @@ export class TarUnpackStream {
       this.extract.on('drain', settle);
       this.extract.on('close', settle);
     });
-    if (this.failure) throw this.failure;
+    this.throwIfFailed();
   }
 
   /** The archive is complete: resolves once every entry landed, rejects if it was cut or refused. */
   async end(): Promise<void> {
-    if (this.failure) throw this.failure;
+    this.throwIfFailed();
     this.extract.end(null);
     await this.finished;
     await this.current;
-    if (this.failure) throw this.failure;
+    this.throwIfFailed();
   }
 
   /** Stops unpacking (the caller removes the staging directory). */
@@ -318,5 +318,15 @@ export class TarUnpackStream {
 
   private fail(error: Error): void {
     this.failure ??= error;
+  }
+
+  /** The first failure, read fresh (entries fail while a write waits). */
+  private failed(): Error | undefined {
+    return this.failure;
+  }
+
+  private throwIfFailed(): void {
+    const failure = this.failed();
+    if (failure) throw failure;
   }
 }

@@ -28,7 +28,11 @@ progress line on a terminal. Exits 0 only when everything arrived.`,
     SESSION_HELP,
     '  -L, --follow-link  upload what symlinks in SRC point to instead of the links (downloads keep links)',
   ],
-  examples: ['execd cp ./build.tar.gz :/tmp/build.tar.gz', 'execd cp agent-1:src ./src-copy', 'execd cp -L ./app :/srv/app'],
+  examples: [
+    'execd cp ./build.tar.gz :/tmp/build.tar.gz',
+    'execd cp agent-1:src ./src-copy',
+    'execd cp -L ./app :/srv/app',
+  ],
 });
 
 /** Help text of `execd ls`. */
@@ -74,9 +78,7 @@ function progressLine(name: string): { update: (done: number, total: number) => 
       shown = now;
       const percent = total < 0 ? '' : `  ${total === 0 ? 100 : Math.floor((done / total) * 100)}%`;
       const rate = done / 1048576 / Math.max((now - started) / 1000, 0.001);
-      process.stderr.write(
-        `\r\x1b[K${name}${percent}  ${(done / 1048576).toFixed(1)} MiB  ${rate.toFixed(1)} MiB/s`,
-      );
+      process.stderr.write(`\r\x1b[K${name}${percent}  ${(done / 1048576).toFixed(1)} MiB  ${rate.toFixed(1)} MiB/s`);
     },
     end: () => process.stderr.write('\r\x1b[K'),
   };

@@ -398,7 +398,8 @@ export class TransferTable {
       else socket.end(`error ${cut.message}\n`, () => socket.destroy(cut));
     });
     if (transfer.kind === 'tree-download') {
-      void sendTree(transfer.source, socket);
+      // sendTree catches its own failures: the client sees a cut archive.
+      sendTree(transfer.source, socket).catch(() => socket.destroy());
       return undefined;
     }
     if (transfer.kind === 'tree-upload') {

@@ -63,7 +63,10 @@ async function targetRefusal(tree: { call: FsCall; target: string; anchor: Ancho
   if (!tree.overwrite)
     return {
       existing,
-      error: new ExecdError('FS_EXISTS', `${tree.call.method} ${tree.target}: already exists (pass overwrite to replace it)`),
+      error: new ExecdError(
+        'FS_EXISTS',
+        `${tree.call.method} ${tree.target}: already exists (pass overwrite to replace it)`,
+      ),
     };
   const held = subtreeRefusal(tree.call.policy, tree.anchor.real);
   return { existing, error: held ? denied(tree.call.method, tree.target, held) : undefined };

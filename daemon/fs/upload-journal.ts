@@ -35,7 +35,13 @@ export async function removeAbandonedUploads(dir: string): Promise<number> {
     if (isAbsolute(temp) && TREE_STAGING_PATTERN.test(basename(temp))) {
       const stats = await lstat(temp).catch(() => undefined);
       // rm never follows a symlink inside the tree it removes.
-      if (stats?.isDirectory() && (await rm(temp, { recursive: true, force: true }).then(() => true, () => false)))
+      if (
+        stats?.isDirectory() &&
+        (await rm(temp, { recursive: true, force: true }).then(
+          () => true,
+          () => false,
+        ))
+      )
         removed++;
     } else if (isAbsolute(temp) && TEMP_FILE_PATTERN.test(basename(temp))) {
       const stats = await lstat(temp).catch(() => undefined);

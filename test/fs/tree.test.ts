@@ -63,7 +63,9 @@ function describeTree(dir: string): string[] {
 }
 
 /** A tar archive of `entries` (built with the same library a client uses). */
-async function archiveOf(entries: Array<{ header: Partial<Header> & { name: string }; body?: string }>): Promise<Buffer> {
+async function archiveOf(
+  entries: Array<{ header: Partial<Header> & { name: string }; body?: string }>,
+): Promise<Buffer> {
   const pack = tarPack();
   const chunks: Buffer[] = [];
   const collected = (async () => {
@@ -164,7 +166,14 @@ describe('tree transfers', () => {
     const token = join(daemon.stateDir, 'token');
     expect(existsSync(token)).toBe(true);
     const cases: Array<[string, Array<{ header: Partial<Header> & { name: string }; body?: string }>, RegExp]> = [
-      ['dotdot', [{ header: { name: 'ok.txt' }, body: 'fine' }, { header: { name: '../escape.txt' }, body: 'x' }], /'\.\.' component/],
+      [
+        'dotdot',
+        [
+          { header: { name: 'ok.txt' }, body: 'fine' },
+          { header: { name: '../escape.txt' }, body: 'x' },
+        ],
+        /'\.\.' component/,
+      ],
       ['deep-dotdot', [{ header: { name: 'a/../../escape.txt' }, body: 'x' }], /'\.\.' component/],
       ['absolute', [{ header: { name: `${outside}/abs.txt` }, body: 'x' }], /absolute name/],
       [
@@ -189,7 +198,11 @@ describe('tree transfers', () => {
         ],
         /no regular file of this archive/,
       ],
-      ['char-device', [{ header: { name: 'null', type: 'character-device', devmajor: 1, devminor: 3 } }], /character-device/],
+      [
+        'char-device',
+        [{ header: { name: 'null', type: 'character-device', devmajor: 1, devminor: 3 } }],
+        /character-device/,
+      ],
       ['block-device', [{ header: { name: 'sda', type: 'block-device', devmajor: 8, devminor: 0 } }], /block-device/],
       ['fifo', [{ header: { name: 'pipe', type: 'fifo' } }], /fifo/],
       ['setuid', [{ header: { name: 'su', mode: 0o4755 }, body: '#!/bin/sh\n' }], /setuid or setgid/],
@@ -220,11 +233,17 @@ describe('tree transfers', () => {
     ).rejects.toMatchObject({ errorName: 'FS_DENIED' });
     await expect(
       client.call(FsUploadBegin, { sessionId: 'wide', path: daemon.dir, format: 'tar', overwrite: true }),
-    ).rejects.toMatchObject({ errorName: 'FS_DENIED', message: expect.stringMatching(/holds the daemon's state/) as unknown });
+    ).rejects.toMatchObject({
+      errorName: 'FS_DENIED',
+      message: expect.stringMatching(/holds the daemon's state/) as unknown,
+    });
     const { uploadId } = await client.call(FsUploadBegin, { sessionId: 'wide', path: 'tree', format: 'tar' });
     await expect(
       client.call(FsUploadChunk, { sessionId: 'wide', uploadId, offset: 0, data: archive.toString('base64') }),
-    ).rejects.toMatchObject({ errorName: 'INVALID_PARAMS', message: expect.stringMatching(/transfer stream/) as unknown });
+    ).rejects.toMatchObject({
+      errorName: 'INVALID_PARAMS',
+      message: expect.stringMatching(/transfer stream/) as unknown,
+    });
     const { downloadId } = await client.call(FsDownloadBegin, { sessionId: 'wide', path: '.', format: 'tar' });
     await expect(client.call(FsDownloadChunk, { sessionId: 'wide', downloadId, offset: 0 })).rejects.toMatchObject({
       errorName: 'INVALID_PARAMS',
@@ -244,9 +263,10 @@ describe('tree transfers', () => {
 
   it("a read-only session's tree upload is refused before a byte is sent", async () => {
     const { workspace, client, sessionId } = await fsFixture('read-only');
-    await expect(
-      client.call(FsUploadBegin, { sessionId, path: 'dest', format: 'tar' }),
-    ).rejects.toMatchObject({ errorName: 'FS_DENIED', message: expect.stringMatching(/read-only/) as unknown });
+    await expect(client.call(FsUploadBegin, { sessionId, path: 'dest', format: 'tar' })).rejects.toMatchObject({
+      errorName: 'FS_DENIED',
+      message: expect.stringMatching(/read-only/) as unknown,
+    });
     expect(readdirSync(workspace)).toEqual([]);
   });
 
@@ -257,11 +277,11 @@ describe('tree transfers', () => {
     const { uploadId, streamToken } = await client.call(FsUploadBegin, { sessionId, path: 'many', format: 'tar' });
     const raw = await rawStream(daemon, streamToken);
     const pack = tarPack();
-    let closed = false;
-    raw.socket.once('close', () => (closed = true));
+    const stream = { closed: false };
+    raw.socket.once('close', () => (stream.closed = true));
     const pumping = (async () => {
       for await (const chunk of pack) {
-        if (closed) break;
+        if (stream.closed) break;
         if (!raw.socket.write(chunk as Buffer))
           await new Promise<void>((resolve) => {
             raw.socket.once('drain', () => resolve());
@@ -270,7 +290,7 @@ describe('tree transfers', () => {
       }
     })();
     let offered = 0;
-    for (; offered < 1_000_000 && !closed; offered++)
+    for (; offered < 1_000_000 && !stream.closed; offered++)
       await new Promise<void>((resolve) => pack.entry({ name: `e${offered}` }, '', () => resolve()));
     pack.destroy();
     await pumping;
@@ -319,7 +339,10 @@ describe('tree transfers', () => {
     await half.answer;
     await expect(
       client.call(FsUploadCommit, { sessionId, uploadId: cut.uploadId, size: archive.length }),
-    ).rejects.toMatchObject({ errorName: 'FS_DENIED', message: expect.stringMatching(/did not arrive whole|no whole archive/) as unknown });
+    ).rejects.toMatchObject({
+      errorName: 'FS_DENIED',
+      message: expect.stringMatching(/did not arrive whole|no whole archive/) as unknown,
+    });
     expect(readdirSync(workspace)).toEqual([]);
 
     // Cut half way and the client gone without a word: released with its connection.
