@@ -41,6 +41,11 @@ export function entryAt(dir: FileHandle, dirReal: string, name: string): string 
   return PROC_FD ? `${fdPath(dir)}/${name}` : join(dirReal, name);
 }
 
+/** The path of `name` inside a directory open as the descriptor `fd`. */
+export function entryAtFd(fd: number, dirReal: string, name: string): string {
+  return PROC_FD ? `/proc/self/fd/${fd}/${name}` : join(dirReal, name);
+}
+
 /** The path of an opened directory itself. */
 export function dirAt(dir: FileHandle, dirReal: string): string {
   return PROC_FD ? fdPath(dir) : dirReal;

@@ -6,11 +6,22 @@
  * and devices are left out. The daemon packs downloads through it (skipping its hidden places);
  * the client packs uploads.
  */
-import { constants, type Stats } from 'node:fs';
-import { lstat, open, opendir, readlink, stat, type FileHandle } from 'node:fs/promises';
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  lstatSync,
+  openSync,
+  readdirSync,
+  readlinkSync,
+  readSync,
+  statSync,
+  type Stats,
+} from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Header, Pack } from 'tar-stream';
-import { dirAt, DIR_NOFOLLOW, entryAt } from './fd-path.js';
+import { DIR_NOFOLLOW, entryAtFd } from './fd-path.js';
 
 /** A file at most this large is read whole and handed to the archive in one piece. */
 const WHOLE_FILE_BYTES = 1024 * 1024;
@@ -44,59 +55,61 @@ function addEntry(pack: Pack, header: Header | (Partial<Header> & { name: string
   });
 }
 
-/** Archives the opened directory `root` (as `./` and everything below it); resolves with the entry count. */
+/**
+ * Archives the opened directory `root` (as `./` and everything below it); resolves with the entry
+ * count. Its system calls are synchronous for the reason `tree-unpack.ts` gives: a small file is
+ * a handful of short calls, and a thread-pool round trip for each made the walk several times
+ * slower than `tar -c`; the event loop turns between entries, as the archive's reader takes them.
+ */
 export async function packTree(
   root: { handle: FileHandle; real: string },
   pack: Pack,
   options: PackOptions = {},
 ): Promise<number> {
-  const rootStats = await root.handle.stat();
+  const rootStats = fstatSync(root.handle.fd);
   const walk: Walk = { pack, options, linked: new Map(), ancestors: new Set([inodeOf(rootStats)]), entries: 1 };
   await addEntry(pack, { name: './', type: 'directory', mode: rootStats.mode & 0o7777, mtime: rootStats.mtime });
-  await walkDirectory(walk, root.handle, root.real, '');
+  await walkDirectory(walk, root.handle.fd, root.real, '');
   return walk.entries;
 }
 
 const inodeOf = (stats: Stats) => `${stats.dev}:${stats.ino}`;
 
-async function sortedNames(dir: FileHandle, real: string): Promise<string[]> {
-  const names: string[] = [];
-  for await (const entry of await opendir(dirAt(dir, real))) names.push(entry.name);
-  return names.sort();
-}
-
-async function walkDirectory(walk: Walk, dir: FileHandle, real: string, prefix: string): Promise<void> {
-  for (const name of await sortedNames(dir, real)) {
-    const at = entryAt(dir, real, name);
+async function walkDirectory(walk: Walk, dir: number, real: string, prefix: string): Promise<void> {
+  const names = readdirSync(entryAtFd(dir, real, '.')).sort();
+  for (const name of names) {
+    const at = entryAtFd(dir, real, name);
     const entryReal = join(real, name);
     if (walk.options.skip?.(entryReal)) continue;
     const rel = prefix + name;
-    let stats = await lstat(at).catch(() => undefined);
+    let stats = lstatSync(at, { throwIfNoEntry: false });
     if (!stats) continue; // gone since the directory was read
-    if (stats.isSymbolicLink() && walk.options.follow) stats = (await stat(at).catch(() => undefined)) ?? stats;
+    if (stats.isSymbolicLink() && walk.options.follow) stats = statSync(at, { throwIfNoEntry: false }) ?? stats;
     if (stats.isDirectory()) await addDirectory(walk, at, entryReal, rel, stats);
     else if (stats.isFile()) await addFile(walk, at, rel, stats);
     else if (stats.isSymbolicLink()) {
       walk.entries++;
-      await addEntry(walk.pack, {
-        name: rel,
-        type: 'symlink',
-        linkname: await readlink(at),
-        mode: 0o777,
-        mtime: stats.mtime,
-      });
+      const linkname = readlinkSync(at);
+      await addEntry(walk.pack, { name: rel, type: 'symlink', linkname, mode: 0o777, mtime: stats.mtime });
     }
     // Sockets, FIFOs and devices are not archived.
+  }
+}
+
+/** Opens `at` with `flags`, or undefined when it is gone or is not what the flags accept. */
+function openOrSkip(at: string, flags: number): number | undefined {
+  try {
+    return openSync(at, flags);
+  } catch {
+    return undefined;
   }
 }
 
 async function addDirectory(walk: Walk, at: string, real: string, rel: string, stats: Stats): Promise<void> {
   const inode = inodeOf(stats);
   if (walk.ancestors.has(inode)) return; // a followed link back up the tree
-  const child = await open(at, walk.options.follow ? constants.O_RDONLY | constants.O_DIRECTORY : DIR_NOFOLLOW).catch(
-    () => undefined,
-  );
-  if (!child) return; // replaced by a symlink or removed since it was listed
+  const child = openOrSkip(at, walk.options.follow ? constants.O_RDONLY | constants.O_DIRECTORY : DIR_NOFOLLOW);
+  if (child === undefined) return; // replaced by a symlink or removed since it was listed
   try {
     walk.entries++;
     await addEntry(walk.pack, { name: `${rel}/`, type: 'directory', mode: stats.mode & 0o7777, mtime: stats.mtime });
@@ -104,40 +117,40 @@ async function addDirectory(walk: Walk, at: string, real: string, rel: string, s
     await walkDirectory(walk, child, real, `${rel}/`);
     walk.ancestors.delete(inode);
   } finally {
-    await child.close();
+    closeSync(child);
   }
 }
 
 async function addFile(walk: Walk, at: string, rel: string, listed: Stats): Promise<void> {
   const flags = constants.O_RDONLY | constants.O_NONBLOCK | (walk.options.follow ? 0 : constants.O_NOFOLLOW);
-  const file = await open(at, flags).catch(() => undefined);
-  if (!file) return;
+  const file = openOrSkip(at, flags);
+  if (file === undefined) return;
   try {
-    const stats = await file.stat();
+    const stats = fstatSync(file);
     if (!stats.isFile() || inodeOf(stats) !== inodeOf(listed)) return; // swapped since it was listed
     const header = { name: rel, mode: stats.mode & 0o7777, mtime: stats.mtime, size: stats.size };
     walk.entries++;
     if (stats.nlink > 1 && !walk.options.follow) {
       const first = walk.linked.get(inodeOf(stats));
-      if (first !== undefined) return addEntry(walk.pack, { ...header, type: 'link', linkname: first, size: 0 });
+      if (first !== undefined) return await addEntry(walk.pack, { ...header, type: 'link', linkname: first, size: 0 });
       walk.linked.set(inodeOf(stats), rel);
     }
     if (stats.size <= WHOLE_FILE_BYTES) {
       const body = Buffer.allocUnsafe(stats.size);
-      await readFully(file, body, 0, rel);
-      return addEntry(walk.pack, { ...header, type: 'file' }, body);
+      readFully(file, body, 0, rel);
+      return await addEntry(walk.pack, { ...header, type: 'file' }, body);
     }
     await streamFile(walk.pack, file, { ...header, type: 'file' });
   } finally {
-    await file.close();
+    closeSync(file);
   }
 }
 
 /** Fills `buffer` from `position`; a file that shrank meanwhile fails the archive. */
-async function readFully(file: FileHandle, buffer: Buffer, position: number, rel: string): Promise<void> {
+function readFully(file: number, buffer: Buffer, position: number, rel: string): void {
   let filled = 0;
   while (filled < buffer.length) {
-    const { bytesRead } = await file.read(buffer, filled, buffer.length - filled, position + filled);
+    const bytesRead = readSync(file, buffer, filled, buffer.length - filled, position + filled);
     if (bytesRead === 0) throw new Error(`${rel} shrank while it was archived`);
     filled += bytesRead;
   }
@@ -146,7 +159,7 @@ async function readFully(file: FileHandle, buffer: Buffer, position: number, rel
 /** A large file's bytes, a buffer at a time, each written when the archive can take it. */
 async function streamFile(
   pack: Pack,
-  file: FileHandle,
+  file: number,
   header: Partial<Header> & { name: string; size: number },
 ): Promise<void> {
   let finished!: Promise<void>;
@@ -159,7 +172,7 @@ async function streamFile(
   let position = 0;
   while (position < header.size) {
     const buffer = Buffer.allocUnsafe(Math.min(READ_BYTES, header.size - position));
-    await readFully(file, buffer, position, header.name);
+    readFully(file, buffer, position, header.name);
     position += buffer.length;
     if (!sink.write(buffer)) {
       await new Promise<void>((resolve) => {
