@@ -25,7 +25,7 @@ import {
 } from '../protocol/fs.js';
 import { drained } from '../shared/byte-pump.js';
 import { DIR_NOFOLLOW, openDirectory } from '../shared/fd-path.js';
-import { packTree } from '../shared/tree-pack.js';
+import { packTree, pumpArchive } from '../shared/tree-pack.js';
 import type { TreeLimits } from '../shared/tree-rules.js';
 import { TarUnpackStream, TreeUnpacker } from '../shared/tree-unpack.js';
 import type { FsCaller } from './fs.js';
@@ -103,13 +103,18 @@ export async function uploadTree(
       packed.catch(() => {});
       try {
         socket.write(transferStreamPreamble(streamToken, 0));
-        for await (const chunk of pack) {
-          const piece = chunk as Buffer;
-          bytes += piece.length;
-          hash.update(piece);
-          if (!socket.write(piece)) await drained(socket);
-          options.onProgress?.(bytes);
-        }
+        const stream = socket;
+        await pumpArchive(
+          pack,
+          async (batch) => {
+            if (!stream.write(batch)) await drained(stream);
+            options.onProgress?.(bytes);
+          },
+          (piece) => {
+            bytes += piece.length;
+            hash.update(piece);
+          },
+        );
         await packed;
         socket.end();
       } catch (error) {

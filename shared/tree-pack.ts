@@ -190,3 +190,33 @@ async function streamFile(
   sink.end(null);
   await finished;
 }
+
+/** Bytes of the archive gathered before one socket write. */
+const SEND_BATCH_BYTES = 256 * 1024;
+
+/**
+ * Moves an archive to a socket as its entries are packed, hashing and counting it. The archive
+ * comes in small pieces (a 512-byte header, then a file's bytes): written one by one, each would
+ * be its own TLS record and system call, so pieces are gathered to `SEND_BATCH_BYTES` first.
+ */
+export async function pumpArchive(
+  pack: AsyncIterable<unknown>,
+  write: (bytes: Buffer) => Promise<void>,
+  onPiece: (piece: Buffer) => void,
+): Promise<void> {
+  let batch: Buffer[] = [];
+  let gathered = 0;
+  for await (const chunk of pack) {
+    const piece = chunk as Buffer;
+    onPiece(piece);
+    batch.push(piece);
+    gathered += piece.length;
+    if (gathered >= SEND_BATCH_BYTES) {
+      const bytes = Buffer.concat(batch, gathered);
+      batch = [];
+      gathered = 0;
+      await write(bytes);
+    }
+  }
+  if (gathered > 0) await write(Buffer.concat(batch, gathered));
+}

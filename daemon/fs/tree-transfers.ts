@@ -20,7 +20,7 @@ import { ExecdError } from '../../protocol/errors.js';
 import { TAR_STREAM_ANSWER, type FsUploadCommitResult } from '../../protocol/fs.js';
 import { drained } from '../../shared/byte-pump.js';
 import { DIR_NOFOLLOW } from '../../shared/fd-path.js';
-import { packTree } from '../../shared/tree-pack.js';
+import { packTree, pumpArchive } from '../../shared/tree-pack.js';
 import { TreeRefusal } from '../../shared/tree-rules.js';
 import { TarUnpackStream, TreeUnpacker } from '../../shared/tree-unpack.js';
 import { entryAt, openDirectory, type Anchor } from './anchor.js';
@@ -246,12 +246,16 @@ export async function sendTree(source: TreeSource, socket: Socket): Promise<void
   packed.catch(() => {});
   try {
     socket.write(`${TAR_STREAM_ANSWER}\n`);
-    for await (const chunk of pack) {
-      const piece = chunk as Buffer;
-      bytes += piece.length;
-      hash.update(piece);
-      if (!socket.write(piece)) await drained(socket);
-    }
+    await pumpArchive(
+      pack,
+      async (batch) => {
+        if (!socket.write(batch)) await drained(socket);
+      },
+      (piece) => {
+        bytes += piece.length;
+        hash.update(piece);
+      },
+    );
     await packed;
     source.sent = { bytes, sha256: hash.digest('hex') };
     socket.end();
