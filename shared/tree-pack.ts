@@ -24,7 +24,7 @@ import type { Header, Pack } from 'tar-stream';
 import { DIR_NOFOLLOW, entryAtFd } from './fd-path.js';
 
 /** A file at most this large is read whole and handed to the archive in one piece. */
-const WHOLE_FILE_BYTES = 1024 * 1024;
+const WHOLE_FILE_BYTES = 256 * 1024;
 /** Bytes read at a time from a larger file. */
 const READ_BYTES = 256 * 1024;
 

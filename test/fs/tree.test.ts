@@ -356,4 +356,24 @@ describe('tree transfers', () => {
     other.close();
     await waitFor(() => readdirSync(workspace).length === 0, 'the staging directory to be removed');
   });
+
+  it('a daemon that crashed mid tree upload has its staging directory removed at the next start', async () => {
+    const { daemon, workspace, client, sessionId } = await fsFixture();
+    const archive = await archiveOf([
+      { header: { name: 'a.txt' }, body: 'a'.repeat(5000) },
+      { header: { name: 'd/b.txt' }, body: 'b'.repeat(5000) },
+    ]);
+    const { streamToken } = await client.call(FsUploadBegin, { sessionId, path: 'tree', format: 'tar' });
+    const raw = await rawStream(daemon, streamToken);
+    raw.socket.write(archive.subarray(0, Math.floor(archive.length / 2)));
+    await waitFor(() => {
+      const staging = leftoversIn(workspace);
+      return staging.length === 1 && existsSync(join(workspace, staging[0]!, 'a.txt'));
+    }, 'the first entry to land in staging');
+    await daemon.crash();
+    expect(leftoversIn(workspace)).toHaveLength(1);
+    await startDaemon({ stateDir: daemon.stateDir });
+    expect(readdirSync(workspace)).toEqual([]);
+    expect(readdirSync(join(daemon.stateDir, 'fs-uploads'))).toEqual([]);
+  });
 });
