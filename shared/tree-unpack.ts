@@ -28,14 +28,7 @@ import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { extract as tarExtract, type Header } from 'tar-stream';
 import { DIR_NOFOLLOW, entryAtFd } from './fd-path.js';
-import {
-  directoryModeOf,
-  entryKindOf,
-  entryParts,
-  fileModeOf,
-  TreeRefusal,
-  type TreeLimits,
-} from './tree-rules.js';
+import { directoryModeOf, entryKindOf, entryParts, fileModeOf, TreeRefusal, type TreeLimits } from './tree-rules.js';
 
 /** Directories kept open at once while unpacking (the rest are opened again when needed). */
 const MAX_OPEN_DIRECTORIES = 64;
@@ -69,7 +62,7 @@ function eachPiece(content: EntryContent, take: (piece: Uint8Array) => void): Pr
         take(piece);
       } catch (error) {
         failed = true;
-        reject(error as Error);
+        reject(error instanceof Error ? error : new Error('an entry could not be written'));
       }
     });
     content.on('end', () => resolve());
@@ -174,13 +167,7 @@ export class TreeUnpacker {
     this.dirModes.set(rel, wanted);
   }
 
-  private async writeFile(
-    name: string,
-    rel: string,
-    at: string,
-    header: Header,
-    data: EntryContent,
-  ): Promise<void> {
+  private async writeFile(name: string, rel: string, at: string, header: Header, data: EntryContent): Promise<void> {
     const size = header.size;
     const mode = fileModeOf(name, header.mode);
     if (size > this.limits.maxFileBytes)
