@@ -121,6 +121,8 @@ export async function uploadTree(
         failure = error;
         pack.destroy();
         socket.destroySoon();
+        // The walk stops at its next entry; the directory stays open until it has.
+        await packed.catch(() => {});
       }
       const line = await answer;
       // The daemon's own reason, if it gave one, says more than a broken pipe.

@@ -102,6 +102,8 @@ interface TreeDownload {
   source: TreeSource;
   streamToken: string;
   stream?: Socket;
+  /** The archiving, once a stream attached: its directory stays open until it settled. */
+  sending: Promise<void>;
 }
 
 type Transfer = Upload | Download | TreeUpload | TreeDownload;
@@ -325,7 +327,13 @@ export class TransferTable {
       if (opened instanceof ExecdError) return opened;
       const id = `down-${++this.counter}`;
       const streamToken = this.issueStreamToken(id);
-      this.transfers.set(id, { kind: 'tree-download', owner, source: opened.source, streamToken });
+      this.transfers.set(id, {
+        kind: 'tree-download',
+        owner,
+        source: opened.source,
+        streamToken,
+        sending: Promise.resolve(),
+      });
       const { mode, version } = opened;
       return { downloadId: id, size: 0, mode, version, maxChunkBytes: MAX_FS_DATA_BYTES, streamToken };
     }
@@ -399,7 +407,9 @@ export class TransferTable {
     });
     if (transfer.kind === 'tree-download') {
       // sendTree catches its own failures: the client sees a cut archive.
-      sendTree(transfer.source, socket).catch(() => socket.destroy());
+      transfer.sending = sendTree(transfer.source, socket).catch(() => {
+        socket.destroy();
+      });
       return undefined;
     }
     if (transfer.kind === 'tree-upload') {
@@ -487,6 +497,7 @@ export class TransferTable {
       return;
     }
     if (transfer.kind === 'tree-download') {
+      await transfer.sending;
       await transfer.source.dir.handle.close().catch(() => {});
       return;
     }

@@ -263,5 +263,7 @@ export async function sendTree(source: TreeSource, socket: Socket): Promise<void
     // The client sees the archive cut short, and `fs/download/end` without a size says so.
     pack.destroy();
     socket.destroy();
+    // The walk stops at its next entry; until then it may still use the directory's descriptor.
+    await packed.catch(() => {});
   }
 }
