@@ -270,10 +270,28 @@ describe('tree transfers', () => {
     expect(readdirSync(workspace)).toEqual([]);
   });
 
-  it('an archive past maxTreeEntries (a million empty entries offered) is refused at the limit', async () => {
+  it('an archive past maxTreeFileBytes, maxTreeBytes or maxTreeEntries (a million empty entries offered) is refused at the limit', async () => {
     const { daemon, workspace, client, sessionId } = await fsFixture('danger-full-access', {
-      config: { maxTreeEntries: 500 },
+      config: { maxTreeEntries: 500, maxTreeFileBytes: 4096, maxTreeBytes: 10_000 },
     });
+    // A file over maxTreeFileBytes, files together over maxTreeBytes: refused before their bytes land.
+    const tooBig = await uploadArchive(
+      daemon,
+      client,
+      sessionId,
+      'big',
+      await archiveOf([{ header: { name: 'f' }, body: 'x'.repeat(5000) }]),
+    );
+    expect(tooBig.error?.message).toMatch(/5000 bytes, over 4096 \(maxTreeFileBytes\)/);
+    const tooMuch = await uploadArchive(
+      daemon,
+      client,
+      sessionId,
+      'much',
+      await archiveOf([1, 2, 3].map((n) => ({ header: { name: `f${n}` }, body: 'x'.repeat(4000) }))),
+    );
+    expect(tooMuch.error?.message).toMatch(/exceed 10000 bytes \(maxTreeBytes\)/);
+    expect(readdirSync(workspace)).toEqual([]);
     const { uploadId, streamToken } = await client.call(FsUploadBegin, { sessionId, path: 'many', format: 'tar' });
     const raw = await rawStream(daemon, streamToken);
     const pack = tarPack();
