@@ -6,6 +6,7 @@ import { benchLatency } from './b1-latency.js';
 import { benchLatencyTls } from './b1-tls.js';
 import { benchFiles } from './b11-files.js';
 import { benchConfinedTls } from './b12-confined-tls.js';
+import { benchTrees } from './b13-trees.js';
 import { benchSpill, SPILL_CONFIG } from './b2-spill.js';
 import { benchConcurrency } from './b3-concurrency.js';
 import { benchJobs } from './b4-jobs.js';
@@ -40,6 +41,7 @@ const BENCHES: ReadonlyArray<[string, (daemon: BenchDaemon) => Promise<Figure[]>
   ['B10', benchFootprint],
   ['B11', benchFiles],
   ['B12', benchConfinedTls],
+  ['B13', benchTrees],
   ['PROBE', () => benchReadiness()],
 ];
 

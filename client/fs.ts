@@ -6,10 +6,11 @@
  * that memory on both ends stays a few chunks whatever the file's size.
  * A download lands in a temp file beside its target and is renamed into place once every byte
  * arrived and the size matched; an upload is renamed into place by the daemon at commit, after the
- * daemon checked the size and SHA-256 of what arrived.
+ * daemon checked the size and SHA-256 of what arrived. A downloaded file takes the remote file's
+ * permission bits. `uploadTree`/`downloadTree` move a directory as one tar archive (`fs-tree.ts`).
  */
 import { createHash, randomBytes, type Hash } from 'node:crypto';
-import { chmod, open, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
+import { chmod, open, rename, unlink, type FileHandle } from 'node:fs/promises';
 import type { Socket } from 'node:net';
 import { basename, dirname, join } from 'node:path';
 import type { Disposable } from 'vscode-jsonrpc/node.js';
@@ -36,6 +37,13 @@ import {
 } from '../protocol/fs.js';
 import type { AnyRequestDecl, ParamsOf, ResultOf } from '../protocol/request.js';
 import type { NotificationType } from 'vscode-jsonrpc/node.js';
+import {
+  downloadTree,
+  uploadTree,
+  type DownloadTreeOptions,
+  type TreeTransferResult,
+  type UploadTreeOptions,
+} from './fs-tree.js';
 import { receiveOverStream, sendOverStream } from './transfer-stream.js';
 
 /** What `FsClient` needs of a connection. */
@@ -144,6 +152,24 @@ export class FsClient {
     return this.conn.onNotification(FsChanged, listener);
   }
 
+  /**
+   * Uploads the local directory `localDir` as the daemon's `remoteDir`, one tar archive over a
+   * transfer stream: links stay links (`follow` uploads their targets), modes are kept, and the
+   * tree appears whole at commit or not at all. An existing `remoteDir` needs `overwrite`.
+   */
+  uploadTree(localDir: string, remoteDir: string, options: UploadTreeOptions): Promise<FsUploadCommitResult> {
+    return uploadTree(this.conn, localDir, remoteDir, options);
+  }
+
+  /**
+   * Downloads the daemon's directory `remoteDir` as the local `localDir` (links kept, modes kept),
+   * unpacked beside it and renamed into place once the whole archive arrived. An existing
+   * `localDir` needs `overwrite`.
+   */
+  downloadTree(remoteDir: string, localDir: string, options: DownloadTreeOptions): Promise<TreeTransferResult> {
+    return downloadTree(this.conn, remoteDir, localDir, options);
+  }
+
   /** Uploads the local file `local` to the daemon's `remote`, replacing it atomically at the end. */
   async upload(local: string, remote: string, options: UploadOptions): Promise<FsUploadCommitResult> {
     const { sessionId } = options;
@@ -234,7 +260,8 @@ export class FsClient {
    */
   async download(local: string, remote: string, options: TransferOptions): Promise<{ size: number; sha256: string }> {
     const { sessionId } = options;
-    const { downloadId, size, streamToken } = await this.conn.call(FsDownloadBegin, { sessionId, path: remote });
+    const begun = await this.conn.call(FsDownloadBegin, { sessionId, path: remote });
+    const { downloadId, size, streamToken } = begun;
     const temp = join(dirname(local), `.${basename(local)}.execd-${randomBytes(6).toString('hex')}.tmp`);
     const hash = createHash('sha256');
     try {
@@ -248,11 +275,8 @@ export class FsClient {
       } finally {
         await file.close();
       }
-      const mode = await stat(local).then(
-        (stats) => stats.mode & 0o7777,
-        () => undefined,
-      );
-      if (mode !== undefined) await chmod(temp, mode).catch(() => {});
+      // The remote file's permission bits (never setuid/setgid on this side).
+      await chmod(temp, begun.mode & 0o1777);
       await rename(temp, local);
       return { size, sha256: hash.digest('hex') };
     } catch (error) {

@@ -17,5 +17,6 @@ export {
 } from './connection.js';
 export { resolveEndpoint, type Endpoint } from './endpoint.js';
 export { FsClient, type TransferOptions, type UploadOptions } from './fs.js';
+export type { DownloadTreeOptions, TreeTransferResult, UploadTreeOptions } from './fs-tree.js';
 export * from '../shared/render.js';
 export * from './tool/index.js';

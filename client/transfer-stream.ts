@@ -17,7 +17,7 @@ function checkAnswer(line: string, bytes: number): void {
 }
 
 /** The first line the daemon writes on `socket` before it hangs up ('' if none). */
-function answerOf(socket: Socket): Promise<string> {
+export function answerOf(socket: Socket): Promise<string> {
   return new Promise((resolve) => {
     let text = '';
     socket.on('data', (chunk: Buffer) => {

@@ -88,6 +88,14 @@ const configFields = (z: Zod) => ({
   maxWatchesPerSession: positiveInt(),
   /** Uploads and downloads (`fs/upload/*`, `fs/download/*`) open at once, across all connections. */
   maxFsTransfers: positiveInt(),
+  /** A transfer that no call and no stream byte touched for this long is ended (temp file removed, slot freed). */
+  fsTransferIdleMs: positive().max(MAX_TIMER_MS, { error: `must be at most ${MAX_TIMER_MS}` }),
+  /** Entries (files, directories, links) of one tar upload; one more refuses the archive. */
+  maxTreeEntries: positiveInt(),
+  /** Bytes of all regular files of one tar upload together. */
+  maxTreeBytes: positiveInt(),
+  /** Bytes of one regular file of a tar upload. */
+  maxTreeFileBytes: positiveInt(),
   /** Network peers (TLS handshake or before `initialize`) at once; past it the oldest stranger is dropped. */
   maxPreAuthConnections: positiveInt(),
   /** Of those, from one remote address. */
@@ -114,8 +122,6 @@ const configFields = (z: Zod) => ({
   maxProcessesPerSession: positiveInt(),
   /** Uploads and downloads open at once per session; within `maxFsTransfers`. */
   maxFsTransfersPerSession: positiveInt(),
-  /** A transfer that receives no call for this long is ended (temp file removed) and frees its slot. */
-  fsTransferIdleMs: positive().max(MAX_TIMER_MS, { error: `must be at most ${MAX_TIMER_MS}` }),
   /** `job/wait` calls waiting at once per session; one more is refused. */
   maxWaitsPerSession: positiveInt(),
   /** `job/wait` calls waiting at once across all sessions. */
@@ -180,6 +186,10 @@ export const DEFAULT_CONFIG: Config = Object.freeze({
   reconnectGraceMs: 30_000,
   maxWatchesPerSession: 32,
   maxFsTransfers: 16,
+  fsTransferIdleMs: 60_000,
+  maxTreeEntries: 250_000,
+  maxTreeBytes: 16 * 1024 ** 3,
+  maxTreeFileBytes: 4 * 1024 ** 3,
   maxPreAuthConnections: 64,
   maxPreAuthPerAddress: 16,
   localConnectionReserve: 32,
@@ -188,7 +198,6 @@ export const DEFAULT_CONFIG: Config = Object.freeze({
   limitsOptional: false,
   maxProcessesPerSession: 64,
   maxFsTransfersPerSession: 8,
-  fsTransferIdleMs: 60_000,
   maxWaitsPerSession: 64,
   maxWaits: 512,
 });

@@ -64,19 +64,22 @@ export const fsResultEntries = (): FsResultEntry[] => [
   result(FsUnwatch, (z) => z.object({ unwatched: z.boolean() })),
   result(FsUploadBegin, (z) => z.object({ uploadId: z.string(), maxChunkBytes: z.number(), streamToken: z.string() })),
   result(FsUploadChunk, (z) => z.object({ received: z.number() })),
-  result(FsUploadCommit, (z) => z.object({ ...written(z), sha256: z.string() })),
+  result(FsUploadCommit, (z) => z.object({ ...written(z), sha256: z.string(), entries: z.number().optional() })),
   result(FsUploadAbort, (z) => z.object({ aborted: z.boolean() })),
   result(FsDownloadBegin, (z) =>
     z.object({
       downloadId: z.string(),
       size: z.number(),
+      mode: z.number(),
       version: z.string(),
       maxChunkBytes: z.number(),
       streamToken: z.string(),
     }),
   ),
   result(FsDownloadChunk, (z) => z.object({ data: z.string(), bytes: z.number(), eof: z.boolean() })),
-  result(FsDownloadEnd, (z) => z.object({ ended: z.boolean() })),
+  result(FsDownloadEnd, (z) =>
+    z.object({ ended: z.boolean(), bytes: z.number().optional(), sha256: z.string().optional() }),
+  ),
 ];
 
 /** `fs/changed` params. */

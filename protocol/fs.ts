@@ -9,6 +9,10 @@
  * Either begin also answers a `streamToken`: a client may instead move the bytes raw over a
  * connection of their own (a transfer stream, `TRANSFER_STREAM_PREFIX`), which TCP flow-controls
  * and nothing encodes, then commit or end on its JSON-RPC connection as usual.
+ *
+ * With `format: 'tar'` (SPEC §19) a transfer moves a directory tree as one ustar/pax archive, over
+ * its transfer stream only: an upload unpacks into a staging directory renamed into place at
+ * commit, a download archives the directory as it walks it.
  */
 import { hasNoNul, sessionIdSchema } from './fields.js';
 import { NotificationType } from './jsonrpc.js';
@@ -41,7 +45,19 @@ export const TRANSFER_STREAM_PREFIX = 'EXECD-STREAM ';
 /** Longest transfer-stream preamble line, newline included. */
 export const MAX_TRANSFER_STREAM_PREAMBLE = 128;
 
-/** The preamble of a transfer stream (an upload's `bytes` is what it will send; a download's is 0). */
+/**
+ * The answer line that opens a tar download's stream (in place of `ok <bytes>`): the archive
+ * follows until the daemon hangs up, and `fs/download/end` tells its size and SHA-256.
+ */
+export const TAR_STREAM_ANSWER = 'ok tar';
+
+/** What a transfer moves: one regular file (the default) or a directory tree as a tar archive. */
+export type FsTransferFormat = 'file' | 'tar';
+
+/**
+ * The preamble of a transfer stream (an upload's `bytes` is what it will send; a download's is 0,
+ * and so is a tar upload's, which sends its archive until it ends its side of the stream).
+ */
 export function transferStreamPreamble(streamToken: string, bytes: number): string {
   return `${TRANSFER_STREAM_PREFIX}${streamToken} ${bytes}\n`;
 }
@@ -100,19 +116,36 @@ export interface FsUploadBeginResult {
   streamToken: string;
 }
 
-/** `fs/upload/commit`'s answer: the file as it now is, and the SHA-256 of what arrived. */
+/**
+ * `fs/upload/commit`'s answer: the file as it now is, and the SHA-256 of what arrived. For a tar
+ * upload: the directory's version, the archive's size and SHA-256, and how many entries landed.
+ */
 export interface FsUploadCommitResult extends FsWriteResult {
   sha256: string;
+  entries?: number;
 }
 
 /** `fs/download/begin`'s answer: the file as opened; every chunk reads that very file. */
 export interface FsDownloadBeginResult {
   downloadId: string;
+  /** The file's size (0 for a tar download: its size is known at `fs/download/end`). */
   size: number;
+  /** The file's (or directory's) permission bits, 0-0o7777. */
+  mode: number;
   version: string;
   maxChunkBytes: number;
   /** Opens one transfer stream for this download (in place of chunks): a secret, good once. */
   streamToken: string;
+}
+
+/**
+ * `fs/download/end`'s answer. For a tar download whose archive was sent whole: its size and
+ * SHA-256 (absent when the stream was cut), for the client to check what it received.
+ */
+export interface FsDownloadEndResult {
+  ended: boolean;
+  bytes?: number;
+  sha256?: string;
 }
 
 /** `fs/download/chunk`'s answer. */
@@ -180,6 +213,8 @@ const transferId = (z: Zod) =>
     .string({ error: 'must be a transfer id' })
     .regex(/^(up|down)-\d{1,15}$/, { error: 'must look like up-<n> or down-<n>' });
 
+const format = (z: Zod) => z.enum(['file', 'tar'], { error: "must be 'file' or 'tar'" });
+
 const sessionPath = (z: Zod) => z.strictObject({ sessionId: sessionIdSchema(), path: fsPath(z) });
 
 /** `fs/stat`: `lstat` of one path. */
@@ -238,13 +273,28 @@ export const FsUnwatch = request<{ unwatched: boolean }>()('fs/unwatch', (z) =>
   }),
 );
 
-/** `fs/upload/begin`: a temp file beside `path`; nothing is visible at `path` until commit. */
+/**
+ * `fs/upload/begin`: a temp file beside `path`; nothing is visible at `path` until commit. With
+ * `format: 'tar'`, `path` is a directory the archive becomes (a staging directory beside it until
+ * commit); an existing `path` is `FS_EXISTS` unless `overwrite`, which replaces it whole.
+ */
 export const FsUploadBegin = request<FsUploadBeginResult>()('fs/upload/begin', (z) =>
-  sessionPath(z).extend({
-    mode: fileMode(z).optional(),
-    createParents: bool(z).optional(),
-    ifMatch: ifMatch(z).optional(),
-  }),
+  sessionPath(z)
+    .extend({
+      mode: fileMode(z).optional(),
+      createParents: bool(z).optional(),
+      ifMatch: ifMatch(z).optional(),
+      format: format(z).optional(),
+      overwrite: bool(z).optional(),
+    })
+    .refine((params) => params.format === 'tar' || params.overwrite === undefined, {
+      error: 'only a tar upload takes overwrite (a file upload replaces its target; ifMatch makes it conditional)',
+      path: ['overwrite'],
+    })
+    .refine((params) => params.format !== 'tar' || (params.mode === undefined && params.ifMatch === undefined), {
+      error: 'a tar upload takes neither mode nor ifMatch (each entry carries its mode)',
+      path: ['format'],
+    }),
 );
 
 /** `fs/upload/chunk`: bytes at `offset`, which must be where the previous chunk ended. */
@@ -270,8 +320,13 @@ export const FsUploadAbort = request<{ aborted: boolean }>()('fs/upload/abort', 
   z.strictObject({ sessionId: sessionIdSchema(), uploadId: transferId(z) }),
 );
 
-/** `fs/download/begin`: open the file; chunks read that open file even if `path` is replaced meanwhile. */
-export const FsDownloadBegin = request<FsDownloadBeginResult>()('fs/download/begin', sessionPath);
+/**
+ * `fs/download/begin`: open the file; chunks read that open file even if `path` is replaced
+ * meanwhile. With `format: 'tar'`, `path` is a directory, archived as its transfer stream walks it.
+ */
+export const FsDownloadBegin = request<FsDownloadBeginResult>()('fs/download/begin', (z) =>
+  sessionPath(z).extend({ format: format(z).optional() }),
+);
 
 /** `fs/download/chunk`: up to `length` bytes from `offset` of the opened file. */
 export const FsDownloadChunk = request<FsDownloadChunkResult>()('fs/download/chunk', (z) =>
@@ -283,8 +338,8 @@ export const FsDownloadChunk = request<FsDownloadChunkResult>()('fs/download/chu
   }),
 );
 
-/** `fs/download/end`: close the opened file. */
-export const FsDownloadEnd = request<{ ended: boolean }>()('fs/download/end', (z) =>
+/** `fs/download/end`: close the opened file (or directory). */
+export const FsDownloadEnd = request<FsDownloadEndResult>()('fs/download/end', (z) =>
   z.strictObject({ sessionId: sessionIdSchema(), downloadId: transferId(z) }),
 );
 

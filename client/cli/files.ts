@@ -1,10 +1,11 @@
 /**
  * `execd cp`, `execd ls` and `execd cat`: files through the daemon (SPEC §13), also over
- * `EXECD_URL`. `cp` moves files and directory trees in chunks (`client.fs.upload`/`download`),
+ * `EXECD_URL`. `cp` moves a file with `client.fs.upload`/`download` (its mode kept) and a
+ * directory as one tar archive with `uploadTree`/`downloadTree` (SPEC §19: links and modes kept),
  * shows one progress line on a terminal and none when stderr is piped, and exits 0 only when
- * every file arrived.
+ * everything arrived.
  */
-import { mkdir, readdir, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { basename, join, posix } from 'node:path';
 import type { ExecdClient } from '../connection.js';
 import { commandHelp, endpointOf, ENDPOINT_OPTIONS, parseCommand, type CommandRunner } from './args.js';
@@ -15,14 +16,23 @@ import { attachSession, SESSION_HELP, SESSION_OPTION } from './session.js';
 
 /** Help text of `execd cp`. */
 export const CP_HELP = commandHelp({
-  usage: 'cp [--session ID] SRC DST',
+  usage: 'cp [--session ID] [-L] SRC DST',
   about: `Copies a file or a directory tree between this machine and the daemon's. One side is the
 daemon's: ':PATH' (in --session) or 'SESSION:PATH'; a relative daemon path resolves against that
-session's cwd. A file lands atomically (temp file, then rename); a directory is copied into DST
-when DST is an existing directory, else becomes DST. The session's sandbox policy applies. Shows a
-progress line on a terminal. Exits 0 only when every file arrived.`,
-  options: [SESSION_HELP],
-  examples: ['execd cp ./build.tar.gz :/tmp/build.tar.gz', 'execd cp agent-1:src ./src-copy'],
+session's cwd. A file lands atomically (temp file, then rename) with its mode. A directory travels
+as one tar archive: symlinks stay symlinks, hard links and modes are kept, and the tree appears
+whole or not at all. It is copied into DST when DST is an existing directory, else becomes DST; a
+directory already at that place is replaced whole. The session's sandbox policy applies. Shows a
+progress line on a terminal. Exits 0 only when everything arrived.`,
+  options: [
+    SESSION_HELP,
+    '  -L, --follow-link  upload what symlinks in SRC point to instead of the links (downloads keep links)',
+  ],
+  examples: [
+    'execd cp ./build.tar.gz :/tmp/build.tar.gz',
+    'execd cp agent-1:src ./src-copy',
+    'execd cp -L ./app :/srv/app',
+  ],
 });
 
 /** Help text of `execd ls`. */
@@ -72,11 +82,9 @@ function progressLine(name: string): { update: (done: number, total: number) => 
       const now = performance.now();
       if (now - shown < 100 && done < total) return;
       shown = now;
-      const percent = total === 0 ? 100 : Math.floor((done / total) * 100);
+      const percent = total < 0 ? '' : `  ${total === 0 ? 100 : Math.floor((done / total) * 100)}%`;
       const rate = done / 1048576 / Math.max((now - started) / 1000, 0.001);
-      process.stderr.write(
-        `\r\x1b[K${name}  ${percent}%  ${(done / 1048576).toFixed(1)} MiB  ${rate.toFixed(1)} MiB/s`,
-      );
+      process.stderr.write(`\r\x1b[K${name}${percent}  ${(done / 1048576).toFixed(1)} MiB  ${rate.toFixed(1)} MiB/s`);
     },
     end: () => process.stderr.write('\r\x1b[K'),
   };
@@ -87,52 +95,64 @@ interface CopyTally {
   failed: number;
 }
 
-async function uploadTree(client: ExecdClient, local: string, remote: DaemonPath, tally: CopyTally): Promise<void> {
+/** Reports one failed copy and counts it. */
+function failed(tally: CopyTally, what: string, error: unknown): void {
+  tally.failed++;
+  process.stderr.write(`execd cp: ${what}: ${(error as Error).message}\n`);
+}
+
+/** Uploads a file (its mode kept) or a directory tree (one archive) to `remote`. */
+async function uploadPath(
+  client: ExecdClient,
+  local: string,
+  remote: DaemonPath,
+  follow: boolean,
+  tally: CopyTally,
+): Promise<void> {
   const info = await stat(local);
-  if (info.isDirectory()) {
-    await client.fs.mkdir({ sessionId: remote.sessionId, path: remote.path, parents: true });
-    for (const name of (await readdir(local)).sort())
-      await uploadTree(client, join(local, name), { ...remote, path: posix.join(remote.path, name) }, tally);
-    return;
-  }
   const line = progressLine(local);
   try {
-    await client.fs.upload(local, remote.path, {
-      sessionId: remote.sessionId,
-      onProgress: line.update,
-      mode: info.mode & 0o777,
-    });
-    tally.files++;
+    if (info.isDirectory()) {
+      const result = await client.fs.uploadTree(local, remote.path, {
+        sessionId: remote.sessionId,
+        follow,
+        overwrite: true,
+        onProgress: (bytes) => line.update(bytes, -1),
+      });
+      tally.files += result.entries ?? 1;
+    } else {
+      await client.fs.upload(local, remote.path, {
+        sessionId: remote.sessionId,
+        onProgress: line.update,
+        mode: info.mode & 0o777,
+      });
+      tally.files++;
+    }
   } catch (error) {
-    tally.failed++;
-    process.stderr.write(`execd cp: ${local}: ${(error as Error).message}\n`);
+    failed(tally, local, error);
   } finally {
     line.end();
   }
 }
 
-async function downloadTree(client: ExecdClient, remote: DaemonPath, local: string, tally: CopyTally): Promise<void> {
+/** Downloads a file (its mode kept) or a directory tree (one archive) to `local`. */
+async function downloadPath(client: ExecdClient, remote: DaemonPath, local: string, tally: CopyTally): Promise<void> {
   const info = await client.fs.stat(remote);
-  if (info.type === 'directory') {
-    await mkdir(local, { recursive: true });
-    let cursor: string | undefined;
-    do {
-      const page = await client.fs.list({ ...remote, cursor });
-      for (const entry of page.entries) {
-        if (entry.type !== 'file' && entry.type !== 'directory') continue;
-        await downloadTree(client, { ...remote, path: entry.path }, join(local, basename(entry.path)), tally);
-      }
-      cursor = page.nextCursor;
-    } while (cursor !== undefined);
-    return;
-  }
   const line = progressLine(remote.path);
   try {
-    await client.fs.download(local, remote.path, { sessionId: remote.sessionId, onProgress: line.update });
-    tally.files++;
+    if (info.type === 'directory') {
+      const result = await client.fs.downloadTree(remote.path, local, {
+        sessionId: remote.sessionId,
+        overwrite: true,
+        onProgress: (bytes) => line.update(bytes, -1),
+      });
+      tally.files += result.entries;
+    } else {
+      await client.fs.download(local, remote.path, { sessionId: remote.sessionId, onProgress: line.update });
+      tally.files++;
+    }
   } catch (error) {
-    tally.failed++;
-    process.stderr.write(`execd cp: ${remote.sessionId}:${remote.path}: ${(error as Error).message}\n`);
+    failed(tally, `${remote.sessionId}:${remote.path}`, error);
   } finally {
     line.end();
   }
@@ -149,7 +169,7 @@ const isLocalDir = (local: string) =>
 export const cpCommand: CommandRunner = async (argv, globals) => {
   const { values, positionals } = parseCommand('cp', {
     args: argv,
-    options: { ...ENDPOINT_OPTIONS, ...SESSION_OPTION },
+    options: { ...ENDPOINT_OPTIONS, ...SESSION_OPTION, 'follow-link': { type: 'boolean', short: 'L', default: false } },
     allowPositionals: true,
     strict: true,
   });
@@ -165,14 +185,14 @@ export const cpCommand: CommandRunner = async (argv, globals) => {
     if (to) {
       const existing = await client.fs.stat(to).catch(() => undefined);
       const target = existing?.type === 'directory' ? { ...to, path: posix.join(to.path, basename(src)) } : to;
-      await uploadTree(client, src, target, tally);
+      await uploadPath(client, src, target, values['follow-link'], tally);
     } else {
       const local = (await isLocalDir(dst)) ? join(dst, posix.basename(from!.path)) : dst;
-      await downloadTree(client, from!, local, tally);
+      await downloadPath(client, from!, local, tally);
     }
   });
   if (tally.failed > 0)
-    process.stderr.write(`execd cp: ${tally.failed} of ${tally.files + tally.failed} files failed\n`);
+    process.stderr.write(`execd cp: ${tally.failed} of ${tally.files + tally.failed} copies failed\n`);
   return tally.failed === 0 ? 0 : 1;
 };
 

@@ -6,23 +6,11 @@
  * lands where the check looked, or fails. Final components are never followed by a write (rename,
  * unlink, mkdir and `O_NOFOLLOW` opens act on the entry itself).
  */
-import { constants } from 'node:fs';
-import { open, readlink, realpath, type FileHandle } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { entryAt, fdPath, openDirectory } from '../../shared/fd-path.js';
 
-/** True where `/proc/self/fd` names an open descriptor's file (Linux). */
-const PROC_FD = process.platform === 'linux';
-
-/** The path a call can use for an open descriptor. */
-export function fdPath(handle: FileHandle): string {
-  return `/proc/self/fd/${handle.fd}`;
-}
-
-/** The real path of what a descriptor has open. */
-export async function realPathOf(handle: FileHandle, openedAs: string): Promise<string> {
-  if (!PROC_FD) return realpath(openedAs);
-  return readlink(fdPath(handle));
-}
+export { dirAt, entryAt, fdPath, openDirectory, realPathOf } from '../../shared/fd-path.js';
 
 /** An opened parent directory and the entry below it that a call acts on. */
 export interface Anchor {
@@ -37,31 +25,10 @@ export interface Anchor {
   at: string;
 }
 
-/** Opens a directory (following symlinks), with its real path. */
-export async function openDirectory(path: string, flags = 0): Promise<{ handle: FileHandle; real: string }> {
-  const handle = await open(path, constants.O_RDONLY | constants.O_DIRECTORY | flags);
-  try {
-    return { handle, real: await realPathOf(handle, path) };
-  } catch (error) {
-    await handle.close();
-    throw error;
-  }
-}
-
 /** Opens the parent of an absolute, normalized path; the caller closes `anchor.dir`. */
 export async function anchorParent(target: string): Promise<Anchor> {
   const name = basename(target);
   const { handle, real } = await openDirectory(target === '/' ? '/' : dirname(target));
-  const at = name === '' ? fdPath(handle) : PROC_FD ? `${fdPath(handle)}/${name}` : join(real, name);
+  const at = name === '' ? fdPath(handle) : entryAt(handle, real, name);
   return { dir: handle, dirReal: real, name, real: name === '' ? real : join(real, name), at };
-}
-
-/** The path of `name` inside an opened directory. */
-export function entryAt(dir: FileHandle, dirReal: string, name: string): string {
-  return PROC_FD ? `${fdPath(dir)}/${name}` : join(dirReal, name);
-}
-
-/** The path of an opened directory itself. */
-export function dirAt(dir: FileHandle, dirReal: string): string {
-  return PROC_FD ? fdPath(dir) : dirReal;
 }

@@ -41,6 +41,8 @@ export async function statPath(call: FsCall, path: string): Promise<FsStatResult
 export interface OpenedFile {
   handle: FileHandle;
   size: number;
+  /** Permission bits, 0-0o7777. */
+  mode: number;
   version: string;
 }
 
@@ -74,7 +76,7 @@ async function checkOpened(call: FsCall, target: string, handle: FileHandle): Pr
   if (!stats.isFile()) return denied(call.method, target, 'not a regular file');
   const beyond = await beyondPolicy(call, stats, 'read');
   if (beyond) return denied(call.method, target, beyond);
-  return { handle, size: Number(stats.size), version: versionOf(stats) };
+  return { handle, size: Number(stats.size), mode: Number(stats.mode & 0o7777n), version: versionOf(stats) };
 }
 
 /**

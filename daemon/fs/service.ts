@@ -25,7 +25,7 @@ export function fsServiceOf(daemon: DaemonContext): FsService {
     service = {
       transfers: new TransferTable(
         daemon.paths.fsUploads,
-        () => daemon.config.get().fsTransferIdleMs,
+        () => daemon.config.get(),
         (direction, bytes) => daemon.observer.fsBytes(direction, bytes),
       ),
       watches: new WatchTable(),

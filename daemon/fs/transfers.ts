@@ -7,12 +7,17 @@
  *
  * Or the bytes move raw over a transfer stream (`TRANSFER_STREAM_PREFIX`), a connection of their
  * own that presents the transfer's `streamToken`: TCP is the flow control there, nothing is
- * encoded, and the daemon holds at most a buffer of each side.
+ * encoded, and the daemon holds at most a buffer of each side. A stream on which no byte moves for
+ * `fsTransferIdleMs` is cut (its transfer fails and is released with its temp files).
+ *
+ * A tar transfer (`format: 'tar'`, SPEC §19) moves a directory tree over its stream only; the
+ * unpacking and archiving are in `tree-transfers.ts`.
  */
 import { createHash, randomBytes, type Hash } from 'node:crypto';
 import { unlink, type FileHandle } from 'node:fs/promises';
 import type { Socket } from 'node:net';
 import { join } from 'node:path';
+import type { Config } from '../../protocol/config.js';
 import { ExecdError } from '../../protocol/errors.js';
 import { FileAppender, fileToSocket } from '../../shared/byte-pump.js';
 import {
@@ -21,6 +26,8 @@ import {
   MAX_FS_DATA_BYTES,
   type FsDownloadBeginResult,
   type FsDownloadChunkResult,
+  type FsDownloadEndResult,
+  type FsTransferFormat,
   type FsUploadBeginResult,
   type FsUploadCommitResult,
 } from '../../protocol/fs.js';
@@ -29,6 +36,17 @@ import { targetOf, type FsCall } from './call.js';
 import { denied, fsErrorOf } from './errno.js';
 import { refusal } from './policy.js';
 import { openForRead, readChunk } from './read-ops.js';
+import {
+  commitTree,
+  discardTree,
+  openTreeSource,
+  receiveTree,
+  sendTree,
+  stageTree,
+  treeErrorOf,
+  type StagedTree,
+  type TreeSource,
+} from './tree-transfers.js';
 import { forgetUpload, recordUpload } from './upload-journal.js';
 import { anchorForWrite, checkIfMatch, createTemp, replaceTarget } from './write-ops.js';
 
@@ -68,7 +86,32 @@ interface Download {
   stream?: Socket;
 }
 
-type Transfer = Upload | Download;
+interface TreeUpload {
+  kind: 'tree-upload';
+  owner: TransferOwner;
+  tree: StagedTree;
+  record: string;
+  /** The unpacking of the stream's archive, once a stream attached. */
+  tail: Promise<void>;
+  failed?: unknown;
+  streamToken: string;
+  stream?: Socket;
+}
+
+interface TreeDownload {
+  kind: 'tree-download';
+  owner: TransferOwner;
+  source: TreeSource;
+  streamToken: string;
+  stream?: Socket;
+  /** The archiving, once a stream attached: its directory stays open until it settled. */
+  sending: Promise<void>;
+}
+
+type Transfer = Upload | Download | TreeUpload | TreeDownload;
+
+/** What a chunk or stream answer says of a tar transfer's bytes. */
+const TAR_OVER_STREAM = 'a tar transfer moves its bytes over its transfer stream, not in chunks';
 
 /** The open transfers of one daemon. */
 export class TransferTable {
@@ -81,13 +124,13 @@ export class TransferTable {
   private idleTimer: NodeJS.Timeout | undefined;
 
   /**
-   * `idleMs`: read at each look, so that `config/set` applies (default: never idle).
+   * `config`: read at each look, so that `config/set` applies (`fsTransferIdleMs`, the tree bounds).
    * `countBytes`: told the bytes a transfer stream carried once it did (what watches the daemon,
    * `execd_fs_bytes_total`); the chunk methods are counted by their handlers.
    */
   constructor(
     private readonly journalDir: string,
-    private readonly idleMs: () => number = () => Infinity,
+    private readonly config: () => Config,
     private readonly countBytes: (direction: 'read' | 'write', bytes: number) => void = () => {},
   ) {}
 
@@ -107,7 +150,7 @@ export class TransferTable {
   private touch(id: string): void {
     this.lastActive.set(id, Date.now());
     if (this.idleTimer !== undefined) return;
-    const period = Math.max(50, Math.min(5_000, this.idleMs() / 4));
+    const period = Math.max(50, Math.min(5_000, this.config().fsTransferIdleMs / 4));
     this.idleTimer = setInterval(() => this.endIdle(), period);
     this.idleTimer.unref();
   }
@@ -118,7 +161,7 @@ export class TransferTable {
    */
   private endIdle(): void {
     const now = Date.now();
-    const idleMs = this.idleMs();
+    const idleMs = this.config().fsTransferIdleMs;
     for (const [id, at] of this.lastActive) if (now - at >= idleMs) void this.release(id).catch(() => {});
     if (this.transfers.size === 0) {
       clearInterval(this.idleTimer);
@@ -130,8 +173,16 @@ export class TransferTable {
   async beginUpload(
     call: FsCall,
     owner: TransferOwner,
-    params: { path: string; mode?: number; createParents?: boolean; ifMatch?: string },
+    params: {
+      path: string;
+      mode?: number;
+      createParents?: boolean;
+      ifMatch?: string;
+      format?: FsTransferFormat;
+      overwrite?: boolean;
+    },
   ): Promise<FsUploadBeginResult | ExecdError> {
+    if (params.format === 'tar') return this.beginTreeUpload(call, owner, params);
     const target = targetOf(call, params.path);
     const anchor = await anchorForWrite(call, target, params.createParents);
     if (anchor instanceof ExecdError) return anchor;
@@ -169,6 +220,27 @@ export class TransferTable {
     }
   }
 
+  /** `fs/upload/begin` with `format: 'tar'`. */
+  private async beginTreeUpload(
+    call: FsCall,
+    owner: TransferOwner,
+    params: { path: string; createParents?: boolean; overwrite?: boolean },
+  ): Promise<FsUploadBeginResult | ExecdError> {
+    const tree = await stageTree(call, params, this.config());
+    if (tree instanceof ExecdError) return tree;
+    const id = `up-${++this.counter}`;
+    let record: string;
+    try {
+      record = await recordUpload(this.journalDir, id, tree.staging.real);
+    } catch (error) {
+      await discardTree(tree);
+      return fsErrorOf(call.method, tree.target, error);
+    }
+    const streamToken = this.issueStreamToken(id);
+    this.transfers.set(id, { kind: 'tree-upload', owner, tree, record, tail: Promise.resolve(), streamToken });
+    return { uploadId: id, maxChunkBytes: MAX_FS_DATA_BYTES, streamToken };
+  }
+
   private find<K extends Transfer['kind']>(
     id: string,
     kind: K,
@@ -191,6 +263,8 @@ export class TransferTable {
     owner: TransferOwner,
     params: { uploadId: string; offset: number; data: string },
   ): Promise<{ received: number } | ExecdError> {
+    if (this.transfers.get(params.uploadId)?.kind === 'tree-upload')
+      return new ExecdError('INVALID_PARAMS', `uploadId: ${params.uploadId} is a tar upload: ${TAR_OVER_STREAM}`);
     const upload = this.find(params.uploadId, 'upload', owner);
     if (upload instanceof ExecdError) return upload;
     if (upload.stream)
@@ -234,6 +308,8 @@ export class TransferTable {
     owner: TransferOwner,
     params: { uploadId: string; size?: number; sha256?: string },
   ): Promise<FsUploadCommitResult | ExecdError> {
+    const staged = this.find(params.uploadId, 'tree-upload', owner);
+    if (!(staged instanceof ExecdError)) return this.commitTreeUpload(staged, params);
     const upload = this.find(params.uploadId, 'upload', owner);
     if (upload instanceof ExecdError) return upload;
     await upload.tail;
@@ -258,17 +334,57 @@ export class TransferTable {
     }
   }
 
+  /** `fs/upload/commit` of a tar upload: once the stream's archive landed whole, it takes the target's place. */
+  private async commitTreeUpload(
+    upload: TreeUpload,
+    params: { uploadId: string; size?: number; sha256?: string },
+  ): Promise<FsUploadCommitResult | ExecdError> {
+    await upload.tail;
+    try {
+      if (upload.failed) return treeErrorOf(upload.tree, upload.failed);
+      return await commitTree(upload.tree, params);
+    } catch (error) {
+      return treeErrorOf(upload.tree, error);
+    } finally {
+      await this.release(params.uploadId);
+    }
+  }
+
   /** `fs/upload/abort`. */
   async abortUpload(owner: TransferOwner, uploadId: string): Promise<{ aborted: boolean }> {
-    const upload = this.find(uploadId, 'upload', owner);
-    if (upload instanceof ExecdError) return { aborted: false };
+    const upload = this.transfers.get(uploadId);
+    if (
+      (upload?.kind !== 'upload' && upload?.kind !== 'tree-upload') ||
+      upload.owner.connId !== owner.connId ||
+      upload.owner.sessionId !== owner.sessionId
+    )
+      return { aborted: false };
     await this.release(uploadId);
     return { aborted: true };
   }
 
   /** `fs/download/begin`. */
-  async beginDownload(call: FsCall, owner: TransferOwner, path: string): Promise<FsDownloadBeginResult | ExecdError> {
-    const opened = await openForRead(call, path);
+  async beginDownload(
+    call: FsCall,
+    owner: TransferOwner,
+    params: { path: string; format?: FsTransferFormat },
+  ): Promise<FsDownloadBeginResult | ExecdError> {
+    if (params.format === 'tar') {
+      const opened = await openTreeSource(call, params.path);
+      if (opened instanceof ExecdError) return opened;
+      const id = `down-${++this.counter}`;
+      const streamToken = this.issueStreamToken(id);
+      this.transfers.set(id, {
+        kind: 'tree-download',
+        owner,
+        source: opened.source,
+        streamToken,
+        sending: Promise.resolve(),
+      });
+      const { mode, version } = opened;
+      return { downloadId: id, size: 0, mode, version, maxChunkBytes: MAX_FS_DATA_BYTES, streamToken };
+    }
+    const opened = await openForRead(call, params.path);
     if (opened instanceof ExecdError) return opened;
     const id = `down-${++this.counter}`;
     const streamToken = this.issueStreamToken(id);
@@ -277,6 +393,7 @@ export class TransferTable {
     return {
       downloadId: id,
       size: opened.size,
+      mode: opened.mode,
       version: opened.version,
       maxChunkBytes: MAX_FS_DATA_BYTES,
       streamToken,
@@ -288,6 +405,8 @@ export class TransferTable {
     owner: TransferOwner,
     params: { downloadId: string; offset: number; length?: number },
   ): Promise<FsDownloadChunkResult | ExecdError> {
+    if (this.transfers.get(params.downloadId)?.kind === 'tree-download')
+      return new ExecdError('INVALID_PARAMS', `downloadId: ${params.downloadId} is a tar download: ${TAR_OVER_STREAM}`);
     const download = this.find(params.downloadId, 'download', owner);
     if (download instanceof ExecdError) return download;
     const length = Math.max(0, Math.min(params.length ?? DEFAULT_FS_READ_BYTES, download.size - params.offset));
@@ -296,7 +415,13 @@ export class TransferTable {
   }
 
   /** `fs/download/end`. */
-  async endDownload(owner: TransferOwner, downloadId: string): Promise<{ ended: boolean }> {
+  async endDownload(owner: TransferOwner, downloadId: string): Promise<FsDownloadEndResult> {
+    const tree = this.find(downloadId, 'tree-download', owner);
+    if (!(tree instanceof ExecdError)) {
+      const sent = tree.source.sent;
+      await this.release(downloadId);
+      return sent ? { ended: true, ...sent } : { ended: true };
+    }
     const download = this.find(downloadId, 'download', owner);
     if (download instanceof ExecdError) return { ended: false };
     await this.release(downloadId);
@@ -317,12 +442,40 @@ export class TransferTable {
     const id = this.byStreamToken.get(preamble.token);
     const transfer = id === undefined ? undefined : this.transfers.get(id);
     if (!transfer) return 'no open transfer has this stream token';
+    if (transfer.kind === 'tree-upload' && preamble.bytes !== 0)
+      return 'a tar upload announces 0 bytes and sends its archive until it ends the stream';
     this.byStreamToken.delete(preamble.token);
     transfer.stream = socket;
     // Bytes moving on the stream keep the transfer active; a stream that stalls lets it go idle.
     this.touch(id!);
     socket.on('data', () => this.lastActive.set(id!, Date.now()));
     socket.on('drain', () => this.lastActive.set(id!, Date.now()));
+    const idleMs = this.config().fsTransferIdleMs;
+    socket.setTimeout(idleMs, () => {
+      const cut = new Error(`no byte moved for ${idleMs} ms (fsTransferIdleMs): the transfer stream was cut`);
+      // An upload's peer is told why before the cut; a download's bytes must not be followed by text.
+      if (transfer.kind === 'download' || transfer.kind === 'tree-download' || !socket.writable) socket.destroy(cut);
+      else socket.end(`error ${cut.message}\n`, () => socket.destroy(cut));
+    });
+    if (transfer.kind === 'tree-download') {
+      // sendTree catches its own failures: the client sees a cut archive.
+      transfer.sending = sendTree(transfer.source, socket).catch(() => {
+        socket.destroy();
+      });
+      return undefined;
+    }
+    if (transfer.kind === 'tree-upload') {
+      // The client ends its side when the archive is sent; the answer still reaches it then.
+      socket.allowHalfOpen = true;
+      transfer.tail = receiveTree(transfer.tree, socket, preamble.rest).then(
+        () => answer(socket, `ok ${transfer.tree.bytes}`),
+        (error: unknown) => {
+          transfer.failed = error;
+          answer(socket, `error ${treeErrorOf(transfer.tree, error).message}`);
+        },
+      );
+      return undefined;
+    }
     if (transfer.kind === 'download') {
       // sendDownload catches its own failures: the client sees a short stream.
       this.sendDownload(transfer, socket).catch(() => socket.destroy());
@@ -398,10 +551,26 @@ export class TransferTable {
       await transfer.handle.close().catch(() => {});
       return;
     }
+    if (transfer.kind === 'tree-download') {
+      await transfer.sending;
+      await transfer.source.dir.handle.close().catch(() => {});
+      return;
+    }
     await transfer.tail;
+    if (transfer.kind === 'tree-upload') {
+      await discardTree(transfer.tree);
+      await forgetUpload(transfer.record).catch(() => {});
+      return;
+    }
     await transfer.temp.handle.close().catch(() => {});
     if (transfer.temp.at !== '') await unlink(transfer.temp.at).catch(() => {});
     await transfer.anchor.dir.close().catch(() => {});
     await forgetUpload(transfer.record).catch(() => {});
   }
+}
+
+/** The one line a stream's answer is, when the peer can still read it (a client that ended its side may not). */
+function answer(socket: Socket, line: string): void {
+  if (socket.writable) socket.end(`${line}\n`);
+  else socket.destroy();
 }

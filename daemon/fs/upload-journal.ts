@@ -5,6 +5,7 @@
  */
 import { lstat, mkdir, readdir, readFile, rm, unlink, writeFile } from 'node:fs/promises';
 import { basename, isAbsolute, join } from 'node:path';
+import { TREE_STAGING_PATTERN } from './tree-transfers.js';
 import { TEMP_FILE_PATTERN } from './write-ops.js';
 
 /** Records the temp file of upload `id`; returns the record's path. */
@@ -22,8 +23,8 @@ export async function forgetUpload(record: string): Promise<void> {
 
 /**
  * At start: removes the temp file of every recorded upload (only a plain file with a temp file's
- * name: a record can never make the daemon delete anything else), then the records. Returns how
- * many temp files were removed.
+ * name, or a directory with a tree upload's staging name: a record can never make the daemon
+ * delete anything else), then the records. Returns how many were removed.
  */
 export async function removeAbandonedUploads(dir: string): Promise<number> {
   const records = await readdir(dir).catch(() => [] as string[]);
@@ -31,7 +32,18 @@ export async function removeAbandonedUploads(dir: string): Promise<number> {
   for (const name of records) {
     const record = join(dir, name);
     const temp = (await readFile(record, 'utf8').catch(() => '')).trim();
-    if (isAbsolute(temp) && TEMP_FILE_PATTERN.test(basename(temp))) {
+    if (isAbsolute(temp) && TREE_STAGING_PATTERN.test(basename(temp))) {
+      const stats = await lstat(temp).catch(() => undefined);
+      // rm never follows a symlink inside the tree it removes.
+      if (
+        stats?.isDirectory() &&
+        (await rm(temp, { recursive: true, force: true }).then(
+          () => true,
+          () => false,
+        ))
+      )
+        removed++;
+    } else if (isAbsolute(temp) && TEMP_FILE_PATTERN.test(basename(temp))) {
       const stats = await lstat(temp).catch(() => undefined);
       if (
         stats?.isFile() &&

@@ -207,7 +207,7 @@ export const fsHandlers = [
     if (release instanceof ExecdError) return release;
     trackConnection(ctx.daemon, ctx.conn);
     try {
-      return await fsServiceOf(ctx.daemon).transfers.beginDownload(call, ownerOf(params, ctx), params.path);
+      return await fsServiceOf(ctx.daemon).transfers.beginDownload(call, ownerOf(params, ctx), params);
     } finally {
       release();
     }

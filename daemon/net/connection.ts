@@ -63,6 +63,8 @@ export class ClientConnection implements SessionHolder {
   /** Requests being handled; their answers are not on the socket yet. */
   private readonly inFlight = new Set<Promise<unknown>>();
   private closedFlag = false;
+  /** Set once the socket turned out to be a transfer stream: its transfer ends it, not `close`. */
+  private streamTaken = false;
   private readonly writer: BoundedSocketWriter;
   private readonly closeListeners: Array<() => void> = [];
 
@@ -141,12 +143,19 @@ export class ClientConnection implements SessionHolder {
     const refuse = (reason: string) => {
       this.daemon.log.warn({ conn: this.id, reason }, 'connection dropped');
       this.socket.end(`error ${reason}\n`);
+      setTimeout(() => this.socket.destroy(), 1_000).unref();
       this.close();
     };
     if (verdict.kind === 'bad') return refuse(verdict.reason);
+    // From now on the transfer owns the socket. A peer that ends its side after its bytes (a tar
+    // upload) must still get the answer, so the end of its side does not end ours.
+    this.streamTaken = true;
+    this.socket.allowHalfOpen = true;
     import('../fs/service.js')
       .then(({ fsServiceOf }) => {
-        if (this.closedFlag) return;
+        // Taken even when the connection closed meanwhile: a peer that sent its whole stream and
+        // ended its side at once (a small tar upload) still delivers it, and a stream cut short
+        // fails its transfer with the reason rather than leaving it waiting.
         const refusal = fsServiceOf(this.daemon).transfers.attachStream(verdict, this.socket);
         if (refusal !== undefined) return refuse(refusal);
         this.authed = true;
@@ -186,8 +195,10 @@ export class ClientConnection implements SessionHolder {
     if (this.closedFlag) return;
     this.closedFlag = true;
     clearTimeout(this.handshakeTimer);
-    this.socket.end();
-    setTimeout(() => this.socket.destroy(), 1_000).unref();
+    if (!this.streamTaken) {
+      this.socket.end();
+      setTimeout(() => this.socket.destroy(), 1_000).unref();
+    }
     this.rpc.dispose();
     for (const listener of this.closeListeners.splice(0)) listener();
   }
