@@ -21,6 +21,7 @@ const MCP_MODULES = [
   'client/mcp/server.js',
   'client/mcp/framing.js',
   'client/mcp/stdio-transport.js',
+  'client/mcp/refuse-start.js',
   'client/cli/mcp.js',
 ];
 const ENTRY_SCRIPTS = ['client/cli/main.js', 'daemon/sandbox/landlock-launcher.js'];

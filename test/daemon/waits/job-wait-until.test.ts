@@ -3,7 +3,7 @@
  * wait ends on the first and says which. A catastrophic pattern runs on the checker's thread under
  * its time bound, while another client's requests are answered as usual.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -42,6 +42,8 @@ describe('job/wait until', () => {
     });
     const answer = await client.call(JobWait, { sessionId: 'w', jobId: job.jobId, timeoutMs: 30_000, until: { port } });
     const answeredAt = Date.now();
+    // The server writes the file just after its port opened: the answer may come first.
+    await waitFor(() => existsSync(opened), 'the server to record when its port opened');
     const openedAt = Number(readFileSync(opened, 'utf8'));
     console.log(`job/wait until port answered ${answeredAt - openedAt} ms after the port opened`);
     expect(answer).toMatchObject({ status: 'running', endedBy: 'port' });
