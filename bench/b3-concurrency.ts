@@ -6,17 +6,19 @@ import { interleave } from './interleave.js';
 import { readCpuMs } from './proc-stats.js';
 import { median, type Figure } from './stats.js';
 
-const CLIENTS = 16;
-const RUNS_PER_CLIENT = 100;
+/** Clients at once, each its own connection and session. */
+export const CLIENTS = 16;
+/** Sequential runs per client. */
+export const RUNS_PER_CLIENT = 100;
 const ROUNDS = 2;
 
 /** A word no other run of this bench prints. */
-function unique(side: string, round: number, worker: number, run: number): string {
+export function unique(side: string, round: number, worker: number, run: number): string {
   return `${side}-${round}-${worker}-${run}-${Math.random().toString(36).slice(2)}`;
 }
 
 /** Runs `work` on `CLIENTS` workers, `RUNS_PER_CLIENT` times each, all at once. */
-async function onWorkers(work: (worker: number, run: number) => Promise<void>): Promise<void> {
+export async function onWorkers(work: (worker: number, run: number) => Promise<void>): Promise<void> {
   await Promise.all(
     Array.from({ length: CLIENTS }, async (_, worker) => {
       for (let run = 0; run < RUNS_PER_CLIENT; run++) await work(worker, run);

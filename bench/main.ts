@@ -9,6 +9,7 @@ import { benchConfinedTls } from './b12-confined-tls.js';
 import { benchTrees } from './b13-trees.js';
 import { benchSpill, SPILL_CONFIG } from './b2-spill.js';
 import { benchConcurrency } from './b3-concurrency.js';
+import { benchConcurrencyLandlock } from './b3-landlock.js';
 import { benchJobs } from './b4-jobs.js';
 import { benchCli } from './b5-cli.js';
 import { benchTerminalLatency } from './b6-terminal-latency.js';
@@ -30,6 +31,7 @@ const BENCHES: ReadonlyArray<[string, (daemon: BenchDaemon) => Promise<Figure[]>
   ['B1TLS', benchLatencyTls],
   ['B2', benchSpill],
   ['B3', benchConcurrency],
+  ['B3LANDLOCK', benchConcurrencyLandlock],
   ['B4', benchJobs],
   ['B5', benchCli],
   ['B6', benchTerminalLatency],
