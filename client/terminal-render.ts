@@ -187,12 +187,20 @@ export interface TerminalSendRenderInput {
   output: string;
   truncated: boolean;
   readiness: Readiness;
+  /** With readiness `prompt`: the exit status of the command line that ended, from the prompt marker. */
+  exitCode?: number;
 }
 
-/** Renders a `terminal_send`: the output (or `(no output)`), the truncation line, the readiness line. */
+/**
+ * Renders a `terminal_send`: the output (or `(no output)`), the truncation line, the exit marker
+ * of a command line that ended at the prompt (as the persistent `bash` shows a typed command's:
+ * none for 0), then the readiness line.
+ */
 export function renderTerminalSend(input: TerminalSendRenderInput): string {
   let text = input.truncated ? `${TERMINAL_TRUNCATED_LINE}\n${input.output}` : input.output;
   if (text.length === 0) text = '(no output)';
+  if (input.readiness.reason === 'prompt' && input.exitCode !== undefined)
+    text = appendExitMarker(text, { exitCode: input.exitCode, signal: null });
   return appendLine(text, readinessLine(input.readiness));
 }
 

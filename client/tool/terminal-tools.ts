@@ -151,7 +151,12 @@ export async function createTerminalTools(options: TerminalToolsOptions): Promis
       const timeoutMs = result.waitReason === 'timeout' ? await effectiveTimeoutMs(args.timeout_ms) : undefined;
       const readiness = readinessOf(result, idleMs, timeoutMs);
       const output = plainTerminalText(result.output);
-      const text = renderTerminalSend({ output, truncated: result.truncated, readiness });
+      const text = renderTerminalSend({
+        output,
+        truncated: result.truncated,
+        readiness,
+        exitCode: result.exitCode,
+      });
       return { text, isError: false, details: { kind: 'send', result } };
     },
     async terminal_read(args, signal) {

@@ -57,6 +57,20 @@ describe('the terminal tools through a real daemon', { timeout: 60_000 }, () => 
     expect(list.text).toMatch(new RegExp(`^${id}\\s+running\\s+bash .*work$`, 'm'));
   });
 
+  it("shows a command line's exit status before [ready: prompt], none for 0", async () => {
+    const daemon = await startDaemon();
+    const { call, open } = await terminalTools(daemon);
+    const id = await open();
+    const failed = await call('terminal_send', { terminal_id: id, text: 'echo before; (exit 3)' });
+    expect(failed.text).toMatch(/^before$/m);
+    expect(failed.text.split('\n').slice(-2)).toEqual(['[exit code: 3]', '[ready: prompt]']);
+    expect(failed.details).toMatchObject({ kind: 'send', result: { waitReason: 'prompt', exitCode: 3 } });
+    const fine = await call('terminal_send', { terminal_id: id, text: 'echo fine' });
+    expect(fine.text).toMatch(/^fine$/m);
+    expect(lastLine(fine)).toBe('[ready: prompt]');
+    expect(fine.text).not.toContain('[exit code');
+  });
+
   it('tells a program that waits for input, and a REPL opened with argv', async () => {
     const daemon = await startDaemon();
     const { call, open } = await terminalTools(daemon);

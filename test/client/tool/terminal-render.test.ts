@@ -126,6 +126,23 @@ describe('terminal tool rendering', () => {
     );
   });
 
+  it("shows a send's exit status at the prompt as the persistent bash shows a typed command's", () => {
+    const prompt = { reason: 'prompt' } as const;
+    expect(renderTerminalSend({ output: 'out\n', truncated: false, readiness: prompt, exitCode: 0 })).toBe(
+      'out\n[ready: prompt]',
+    );
+    expect(renderTerminalSend({ output: 'out\n', truncated: false, readiness: prompt, exitCode: 3 })).toBe(
+      'out\n[exit code: 3]\n[ready: prompt]',
+    );
+    expect(renderTerminalSend({ output: '', truncated: false, readiness: prompt, exitCode: 1 })).toBe(
+      '(no output)\n[exit code: 1]\n[ready: prompt]',
+    );
+    // Only a prompt proves the command line ended.
+    expect(
+      renderTerminalSend({ output: 'out\n', truncated: false, readiness: { reason: 'stdin_read' }, exitCode: 3 }),
+    ).toBe('out\n[ready: waiting for input]');
+  });
+
   it('tells how a terminal exited', () => {
     expect(terminalExitedLine({ exitCode: null, signal: 'SIGTERM' })).toBe(
       '[terminal exited: killed by signal SIGTERM]',
