@@ -3,8 +3,9 @@
  * built from the same pieces as §3.4: the output (tail kept, truncation line), `(no output)`, then
  * marker lines, the exit marker last so that `parseExitStatus` recovers it.
  */
+import type { LimitReport } from '../protocol/limits.js';
 import type { TerminalSendResult } from '../protocol/terminal.js';
-import { appendExitMarker, appendLine, timeoutLine } from '../shared/render.js';
+import { appendExitMarker, appendLine, limitLines, timeoutLine } from '../shared/render.js';
 
 // ESC and BEL as regex escapes: matching these control characters is the point here.
 const ESC = String.raw`\x1b`;
@@ -189,16 +190,19 @@ export interface TerminalSendRenderInput {
   readiness: Readiness;
   /** With readiness `prompt`: the exit status of the command line that ended, from the prompt marker. */
   exitCode?: number;
+  /** What the terminal's resource limits did (a process the kernel killed, a refused fork). */
+  limits?: LimitReport;
 }
 
 /**
- * Renders a `terminal_send`: the output (or `(no output)`), the truncation line, the exit marker
- * of a command line that ended at the prompt (as the persistent `bash` shows a typed command's:
- * none for 0), then the readiness line.
+ * Renders a `terminal_send`: the output (or `(no output)`), the truncation line, the limit lines,
+ * the exit marker of a command line that ended at the prompt (as the persistent `bash` shows a
+ * typed command's: none for 0), then the readiness line.
  */
 export function renderTerminalSend(input: TerminalSendRenderInput): string {
   let text = input.truncated ? `${TERMINAL_TRUNCATED_LINE}\n${input.output}` : input.output;
   if (text.length === 0) text = '(no output)';
+  for (const line of limitLines(input.limits ?? {})) text = appendLine(text, line);
   if (input.readiness.reason === 'prompt' && input.exitCode !== undefined)
     text = appendExitMarker(text, { exitCode: input.exitCode, signal: null });
   return appendLine(text, readinessLine(input.readiness));

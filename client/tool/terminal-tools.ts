@@ -156,6 +156,7 @@ export async function createTerminalTools(options: TerminalToolsOptions): Promis
         truncated: result.truncated,
         readiness,
         exitCode: result.exitCode,
+        limits: result,
       });
       return { text, isError: false, details: { kind: 'send', result } };
     },
