@@ -1,6 +1,6 @@
 /**
- * What the model reads from the persistent `bash` and the terminal tools (SPEC §9.2) — byte-exact,
- * built from the same pieces as §3.4: the output (tail kept, truncation line), `(no output)`, then
+ * What the model reads from the persistent `bash` and the terminal tools (docs/library.md) — byte-exact,
+ * built from the same pieces as the run results: the output (tail kept, truncation line), `(no output)`, then
  * marker lines, the exit marker last so that `parseExitStatus` recovers it.
  */
 import type { LimitReport } from '../protocol/limits.js';
@@ -144,7 +144,7 @@ export function renderPersistentResult(input: PersistentRenderInput): string {
   }
 }
 
-/** Why a terminal send stopped waiting (SPEC §9.1's readiness tiers). */
+/** Why a terminal send stopped waiting (the readiness tiers of docs/terminals.md). */
 export type Readiness =
   | { reason: 'prompt' }
   | { reason: 'stdin_read' }

@@ -1,5 +1,5 @@
 /**
- * `execd mcp`: a Model Context Protocol server over stdio (SPEC §11) exposing the session's tools —
+ * `execd mcp`: a Model Context Protocol server over stdio (docs/mcp.md) exposing the session's tools —
  * `bash`, `job_output`, `job_kill`, … — with the library's descriptions, schemas and rendered text,
  * through a daemon it connects to or starts. Background-job completions reach the MCP client as
  * logging notifications. The server exits when its stdin closes; the session and its jobs stay in
@@ -111,7 +111,7 @@ export const mcpCommand: CommandRunner = async (argv, globals) => {
   let terminalTools: TerminalTools | undefined;
   try {
     await requireDirectory(cwd);
-    // Long-lived: a dropped link or a restarted daemon is dialed again, keyed tool calls re-sent (SPEC §14).
+    // Long-lived: a dropped link or a restarted daemon is dialed again, keyed tool calls re-sent (docs/reconnect.md).
     client = await connectOrStart(endpointOf(values, globals), { clientName: 'execd-cli', reconnect: true });
     shellTools = await createShellTools({
       client,

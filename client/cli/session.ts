@@ -3,7 +3,7 @@
  * CLI process opens (attaches to) the same named session — `cli` unless `--session` says
  * otherwise — and `execd start` in one shell, `execd read` in another, see the same jobs.
  *
- * The CLI never changes a session's facts (SPEC §6): it attaches with `session/open { sessionId }`
+ * The CLI never changes a session's facts (docs/sessions.md): it attaches with `session/open { sessionId }`
  * alone, so looking at an agent's session (`execd jobs --session agent-A`) leaves its cwd, env and
  * sandbox as they are. Only the commands that start something (`run`, `start`, `term open`) create
  * a session that does not exist yet, with the current directory as its cwd (to a daemon elsewhere,

@@ -1,5 +1,5 @@
 /**
- * The terminal tools (SPEC §9.2): `terminal_open`, `terminal_send`, `terminal_read`,
+ * The terminal tools (docs/library.md): `terminal_open`, `terminal_send`, `terminal_read`,
  * `terminal_signal`, `terminal_close`, `terminal_list` — thin over the daemon's `terminal/*`
  * methods, with bounded text results that end in a readiness or state line.
  */
