@@ -119,8 +119,16 @@ export function inSession<T>(
 ): Promise<T> {
   return withClient(endpoint, async (client) => {
     if (!how.create) {
-      if (!(await attachSession(client, sessionId))) throw noSession(how.command, sessionId);
-      return use(client);
+      if (await attachSession(client, sessionId)) return use(client);
+      // No such session: a job an earlier daemon left (kept across `execd stop --keep-jobs`, or
+      // settled before a restart) is still reached by its session's id; anything else answers
+      // that the session is missing.
+      try {
+        return await use(client);
+      } catch (error) {
+        if (isNotFound(error)) throw noSession(how.command, sessionId);
+        throw error;
+      }
     }
     const created = await openSession(client, sessionId);
     try {
