@@ -84,7 +84,7 @@ export interface ConnectOptions extends Partial<Endpoint>, ClientTlsOptions {
    */
   autoStart?: boolean;
   /**
-   * Re-dial a dropped connection (SPEC §14): `true` for the defaults, or the bounds of the
+   * Re-dial a dropped connection (docs/reconnect.md): `true` for the defaults, or the bounds of the
    * backoff. Keyed calls in flight are sent again; unkeyed ones fail with `ExecdConnectError`.
    */
   reconnect?: boolean | ReconnectOptions;
@@ -230,7 +230,7 @@ export class ExecdClient {
     return this.link.info;
   }
 
-  /** The file methods (SPEC §13) and `upload`/`download` of any size. */
+  /** The file methods (docs/files.md) and `upload`/`download` of any size. */
   readonly fs: FsClient = new FsClient(this);
 
   /**

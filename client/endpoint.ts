@@ -1,6 +1,6 @@
 /**
  * Where a client finds the daemon: flag, else `EXECD_SOCKET` / `EXECD_STATE_DIR`, else the platform
- * default (SPEC §2).
+ * default (PROTOCOL.md).
  */
 import { PLATFORM, type PlatformFacts } from '../protocol/platform.js';
 

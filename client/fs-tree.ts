@@ -1,5 +1,5 @@
 /**
- * `client.fs.uploadTree` and `downloadTree` (SPEC §19): a directory tree as one tar archive over a
+ * `client.fs.uploadTree` and `downloadTree` (docs/files.md): a directory tree as one tar archive over a
  * transfer stream, links kept as links and modes kept. An upload packs the local tree as it walks
  * it (`shared/tree-pack.ts`) and commits with the archive's size and SHA-256, so the daemon
  * renames its staging directory into place only when exactly what was packed arrived. A download

@@ -1,5 +1,5 @@
 /**
- * `client.fs`: the file methods of SPEC §13 with their own types, and `upload`/`download`, which
+ * `client.fs`: the file methods of docs/files.md with their own types, and `upload`/`download`, which
  * move a file of any size. By default the bytes go raw over a transfer stream, a connection of
  * their own (client/transfer-stream.ts); with `stream: false`, or a caller that cannot open one,
  * they go in chunk requests, `window` of them in flight: enough to keep the link busy, few enough

@@ -1,5 +1,5 @@
 /**
- * Detecting a silent daemon (SPEC §12): a host that vanished sends nothing, not even a reset, and
+ * Detecting a silent daemon (docs/deployment.md): a host that vanished sends nothing, not even a reset, and
  * TCP alone would keep the connection — and every pending call — open for many minutes.
  *
  * How: every byte the daemon sends counts as a sign of life. After a quarter of `keepAliveMs`

@@ -1,5 +1,5 @@
 /**
- * The reconnecting client's policy (SPEC §14): how long to wait before each re-dial (bounded
+ * The reconnecting client's policy (docs/reconnect.md): how long to wait before each re-dial (bounded
  * exponential backoff with jitter), and which calls the library keys so that re-sending them
  * after a drop acts once.
  */

@@ -1,10 +1,11 @@
 /**
- * What the model reads from the persistent `bash` and the terminal tools (SPEC §9.2) — byte-exact,
- * built from the same pieces as §3.4: the output (tail kept, truncation line), `(no output)`, then
+ * What the model reads from the persistent `bash` and the terminal tools (docs/library.md) — byte-exact,
+ * built from the same pieces as the run results: the output (tail kept, truncation line), `(no output)`, then
  * marker lines, the exit marker last so that `parseExitStatus` recovers it.
  */
+import type { LimitReport } from '../protocol/limits.js';
 import type { TerminalSendResult } from '../protocol/terminal.js';
-import { appendExitMarker, appendLine, timeoutLine } from '../shared/render.js';
+import { appendExitMarker, appendLine, limitLines, timeoutLine } from '../shared/render.js';
 
 // ESC and BEL as regex escapes: matching these control characters is the point here.
 const ESC = String.raw`\x1b`;
@@ -143,7 +144,7 @@ export function renderPersistentResult(input: PersistentRenderInput): string {
   }
 }
 
-/** Why a terminal send stopped waiting (SPEC §9.1's readiness tiers). */
+/** Why a terminal send stopped waiting (the readiness tiers of docs/terminals.md). */
 export type Readiness =
   | { reason: 'prompt' }
   | { reason: 'stdin_read' }
@@ -187,12 +188,23 @@ export interface TerminalSendRenderInput {
   output: string;
   truncated: boolean;
   readiness: Readiness;
+  /** With readiness `prompt`: the exit status of the command line that ended, from the prompt marker. */
+  exitCode?: number;
+  /** What the terminal's resource limits did (a process the kernel killed, a refused fork). */
+  limits?: LimitReport;
 }
 
-/** Renders a `terminal_send`: the output (or `(no output)`), the truncation line, the readiness line. */
+/**
+ * Renders a `terminal_send`: the output (or `(no output)`), the truncation line, the limit lines,
+ * the exit marker of a command line that ended at the prompt (as the persistent `bash` shows a
+ * typed command's: none for 0), then the readiness line.
+ */
 export function renderTerminalSend(input: TerminalSendRenderInput): string {
   let text = input.truncated ? `${TERMINAL_TRUNCATED_LINE}\n${input.output}` : input.output;
   if (text.length === 0) text = '(no output)';
+  for (const line of limitLines(input.limits ?? {})) text = appendLine(text, line);
+  if (input.readiness.reason === 'prompt' && input.exitCode !== undefined)
+    text = appendExitMarker(text, { exitCode: input.exitCode, signal: null });
   return appendLine(text, readinessLine(input.readiness));
 }
 

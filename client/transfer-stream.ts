@@ -1,5 +1,5 @@
 /**
- * The client's side of a transfer stream (SPEC §13, `TRANSFER_STREAM_PREFIX`): a connection of its
+ * The client's side of a transfer stream (docs/files.md, `TRANSFER_STREAM_PREFIX`): a connection of its
  * own that carries one upload's or download's bytes raw, flow-controlled by TCP. It holds at most a
  * buffer of each side, whatever the file's size.
  */

@@ -1,5 +1,5 @@
 /**
- * Where and how a client opens its socket to a daemon (SPEC §12): a local socket path, or a URL —
+ * Where and how a client opens its socket to a daemon (docs/deployment.md): a local socket path, or a URL —
  * `tls://HOST:PORT` (verified against `ca`, optionally presenting `cert`/`key`), `tcp://HOST:PORT`
  * (a daemon's loopback listener) or `unix:///path`.
  *

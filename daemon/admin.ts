@@ -1,5 +1,5 @@
 /**
- * The administrative right (SPEC §2, issue 27.16): the daemon-wide methods — `config/set`,
+ * The administrative right (docs/sessions.md): the daemon-wide methods — `config/set`,
  * `job/clean { all }`, `job/list { all }`, `terminal/list { all }`, `daemon/shutdown`, and
  * seeing other sessions in `daemon/status` — belong to whoever holds the admin token
  * (`<stateDir>/admin-token`, 0600, beside the session token). A connection that presented only

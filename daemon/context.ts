@@ -42,16 +42,16 @@ export interface DaemonContext {
   readonly processes: ProcessRegistry;
   /** The spawner threads every run's and job's process is started on. */
   readonly spawner: Spawner;
-  /** The warm confined spawners of the Landlock runner, one per (session, policy) (SPEC §16). */
+  /** The warm confined spawners of the Landlock runner, one per (session, policy) (docs/sandbox-backends.md). */
   readonly confinedSpawners: ConfinedSpawners;
   readonly runs: ActiveRuns;
-  /** Request keys and their answers, per session (SPEC §14). */
+  /** Request keys and their answers, per session (docs/reconnect.md). */
   readonly requestKeys: RequestKeyStore;
   /** The time-bounded thread `job/wait` patterns run on. */
   readonly regex: RegexChecker;
   /** Background jobs, journaled. */
   readonly jobs: JobTable;
-  /** Terminals (SPEC §9), journaled. */
+  /** Terminals (docs/terminals.md), journaled. */
   readonly terminals: TerminalTable;
   /** Why no PTY can be opened here (undefined: terminals work); settles once the start-up probe ran. */
   readonly terminalsUnavailable: Promise<string | undefined>;
@@ -75,6 +75,6 @@ export interface DaemonContext {
 
 /** How a shutdown ends the work. */
 export interface ShutdownOptions {
-  /** Leave running jobs running and journaled `running`, for the next daemon to adopt (SPEC §14). */
+  /** Leave running jobs running and journaled `running`, for the next daemon to adopt (docs/reconnect.md). */
   keepJobs?: boolean;
 }

@@ -1,5 +1,5 @@
 /**
- * The child's environment (SPEC §1.4): pure functions, built in one order, later wins.
+ * The child's environment (docs/sessions.md): pure functions, built in one order, later wins.
  */
 
 /**
@@ -68,7 +68,7 @@ export function scrubEnv(env: NodeJS.ProcessEnv): EnvMap {
 }
 
 /**
- * The base every command's environment starts from (SPEC §1.4, layer 1): the daemon's own,
+ * The base every command's environment starts from (docs/sessions.md, layer 1): the daemon's own,
  * scrubbed; with `clean`, only the user, home, temp, locale and time-zone variables of it and the
  * system `PATH`, so a daemon auto-started from one project's shell passes nothing of it on.
  */

@@ -165,7 +165,7 @@ function v1LimitHomes(): Partial<Record<string, string>> {
 }
 
 /**
- * The limits strategy beside a cgroup scope (SPEC §17): v2 controllers delegated to the scope's
+ * The limits strategy beside a cgroup scope (docs/limits.md): v2 controllers delegated to the scope's
  * home, else the v1 hierarchies, else none (with every reason).
  */
 function chooseLimits(scope: { home: string; kind: string } | undefined, layout: CgroupLayout): LimitBackend {
@@ -207,7 +207,7 @@ export class ProcessScopes {
     readonly mode: ScopeMode,
     private readonly secret: string,
     private readonly protectedPids: () => number[],
-    /** Where resource limits are written (SPEC §17). */
+    /** Where resource limits are written (docs/limits.md). */
     private readonly limits: LimitBackend,
     /** With `cgroup`: the daemon's own cgroup directory and the one below it that holds the sessions. */
     private readonly cgroup?: { home: string; base: string; kind: string; leave: string },
@@ -268,7 +268,7 @@ export class ProcessScopes {
     return this.cgroup?.kind;
   }
 
-  /** The resource limits enforced here (SPEC §17). */
+  /** The resource limits enforced here (docs/limits.md). */
   get limitsCapability(): LimitsCapability {
     return this.limits.capability;
   }

@@ -1,5 +1,5 @@
 /**
- * resolve(): an optional-field request becomes a fully resolved spec, exactly once (SPEC §1.2).
+ * resolve(): an optional-field request becomes a fully resolved spec, exactly once (docs/sessions.md).
  * Pure: everything it reads is passed in.
  */
 import { isAbsolute, resolve as resolvePath } from 'node:path';

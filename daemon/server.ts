@@ -218,7 +218,7 @@ async function startOwnedDaemon(
     paths.spill,
   );
   // Jobs a crashed daemon left running are failed now; their groups die in the background. Jobs a
-  // keepJobs shutdown left running are this daemon's now (SPEC §14).
+  // keepJobs shutdown left running are this daemon's now (docs/reconnect.md).
   const { interrupted, adopted } = jobs.restore(config.get().maxOutputBytes);
   killOrphanedGroups(interrupted, processes, config.get().graceMs, options.log);
   for (const job of adopted) followAdopted(job, processes, config.get().maxOutputBytes, options.log);
@@ -283,7 +283,7 @@ async function startOwnedDaemon(
     nextRunName: () => `run-${stamp}-${++runCounter}`,
   };
 
-  // Keyed starts of the jobs the journal kept still answer their job (SPEC §14).
+  // Keyed starts of the jobs the journal kept still answer their job (docs/reconnect.md).
   restoreJobKeys(context.requestKeys, jobs.list());
 
   /**

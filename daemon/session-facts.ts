@@ -1,5 +1,5 @@
 /**
- * A session's facts (SPEC §1.7, §6): what a `session/open` snapshots, how a re-open compares with
+ * A session's facts (docs/sessions.md, docs/sandbox.md): what a `session/open` snapshots, how a re-open compares with
  * them, and how `session/update` changes them — cwd and env replaced, the sandbox only narrowed.
  * Pure.
  */
@@ -17,7 +17,7 @@ export interface SessionFacts {
   env?: EnvMap;
   dshEnv?: EnvMap;
   sandbox: SessionSandboxFacts;
-  /** Resource limits of its commands (SPEC §17), resolved against the configuration at open. */
+  /** Resource limits of its commands (docs/limits.md), resolved against the configuration at open. */
   limits?: SessionLimits;
 }
 

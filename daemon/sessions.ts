@@ -1,5 +1,5 @@
 /**
- * Sessions belong to the daemon, not to a connection (SPEC §1.7): a harness that restarts opens
+ * Sessions belong to the daemon, not to a connection (docs/sessions.md): a harness that restarts opens
  * its session again and finds its jobs. A connection may use a session only after opening it.
  */
 import type { NotificationType } from 'vscode-jsonrpc';
@@ -40,7 +40,7 @@ export class SessionTable {
   }
 
   /**
-   * Opens a session on a holder (SPEC §6's re-open rule): without facts it attaches to an existing
+   * Opens a session on a holder (the re-open rule of docs/sessions.md): without facts it attaches to an existing
    * session (SESSION_NOT_FOUND when there is none); with facts it creates the session, or attaches
    * when they equal the session's, and is FORBIDDEN, naming what differs, when they do not.
    */

@@ -1,5 +1,5 @@
 /**
- * The daemon's configuration: the one place where defaults live (SPEC §1.1). Read at each command,
+ * The daemon's configuration: the one place where defaults live (docs/configuration.md). Read at each command,
  * so a change made at run time applies to the next one.
  */
 import type { z } from 'zod';
@@ -73,7 +73,7 @@ const configFields = (z: Zod) => ({
   terminalIdleCloseMs: positive().max(MAX_TIMER_MS, { error: `must be at most ${MAX_TIMER_MS}` }),
   /** Unread `job/write` bytes queued for all jobs of all sessions together; past it writes are refused. */
   maxTotalStdinBytes: positiveInt(),
-  /** How long a session remembers a `requestKey` and its answer (SPEC §14). */
+  /** How long a session remembers a `requestKey` and its answer (docs/reconnect.md). */
   requestKeyRetentionMs: positive(),
   /** Request keys one session remembers; past it the oldest answered ones are forgotten. */
   maxRequestKeysPerSession: positiveInt(),
@@ -112,7 +112,7 @@ const configFields = (z: Zod) => ({
     .number({ error: 'must be a non-negative integer' })
     .int({ error: 'must be a non-negative integer' })
     .nonnegative({ error: 'must be a non-negative integer' }),
-  /** Resource limits (SPEC §17) of a session that names none of its own, field by field. */
+  /** Resource limits (docs/limits.md) of a session that names none of its own, field by field. */
   defaultLimits: sessionLimitsSchema().optional(),
   /** The highest limits a session or request may ask for; a higher one is refused, naming it. */
   maxLimits: sessionLimitsSchema().optional(),

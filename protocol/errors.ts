@@ -1,5 +1,5 @@
 /**
- * The application error table of SPEC §2.3. Every error execd reports has a stable name, a code
+ * The application error table of PROTOCOL.md. Every error execd reports has a stable name, a code
  * and a message that names what was wrong and the value; `error.data.code` carries the name.
  */
 
@@ -18,9 +18,9 @@ export const ErrorCodes = {
   TERMINALS_UNAVAILABLE: -32011,
   STDIN_CLOSED: -32012,
   OUTPUT_REMOVED: -32013,
-  /** A resource limit (SPEC §17) that no cgroup controller here can enforce; the message names it. */
+  /** A resource limit (docs/limits.md) that no cgroup controller here can enforce; the message names it. */
   LIMIT_UNAVAILABLE: -32014,
-  /** File methods (SPEC §13): nothing at the path. */
+  /** File methods (docs/files.md): nothing at the path. */
   FS_NOT_FOUND: -32020,
   /** Something is already at the path. */
   FS_EXISTS: -32021,
@@ -53,7 +53,7 @@ export interface ErrorData {
   supportedVersions?: readonly number[];
 }
 
-/** The exact message of a refused `shell/start` (SPEC §2.3, shared with the tool's validation). */
+/** The exact message of a refused `shell/start` (PROTOCOL.md, shared with the tool's validation). */
 export const BACKGROUND_DISABLED_MESSAGE =
   'run_in_background is disabled for this deployment (enableRunInBackground: false)';
 

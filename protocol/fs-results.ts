@@ -1,4 +1,4 @@
-/** Result and notification schemas of the file methods (SPEC §13), for `execd schema`. */
+/** Result and notification schemas of the file methods (docs/files.md), for `execd schema`. */
 import type { z } from 'zod';
 import {
   FsDownloadBegin,

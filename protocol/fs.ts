@@ -1,5 +1,5 @@
 /**
- * Files through the daemon (SPEC §13): every `fs/*` method, declared once. Bytes travel base64 in
+ * Files through the daemon (docs/files.md): every `fs/*` method, declared once. Bytes travel base64 in
  * `data`. A file larger than one message moves in chunks: an upload is `fs/upload/begin`, then
  * `fs/upload/chunk`s at increasing offsets, then `fs/upload/commit` (or `fs/upload/abort`); a
  * download is `fs/download/begin`, then `fs/download/chunk`s the client pulls, then
@@ -10,7 +10,7 @@
  * connection of their own (a transfer stream, `TRANSFER_STREAM_PREFIX`), which TCP flow-controls
  * and nothing encodes, then commit or end on its JSON-RPC connection as usual.
  *
- * With `format: 'tar'` (SPEC §19) a transfer moves a directory tree as one ustar/pax archive, over
+ * With `format: 'tar'` (docs/files.md) a transfer moves a directory tree as one ustar/pax archive, over
  * its transfer stream only: an upload unpacks into a staging directory renamed into place at
  * commit, a download archives the directory as it walks it.
  */

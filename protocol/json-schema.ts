@@ -1,5 +1,5 @@
 /**
- * One JSON Schema document of the whole protocol (SPEC §11), generated from the zod declarations:
+ * One JSON Schema document of the whole protocol (PROTOCOL.md), generated from the zod declarations:
  * every method's params and result and every notification's params. `execd schema` prints it, so
  * a client in any language can generate or check its types without reading TypeScript.
  */

@@ -1,5 +1,5 @@
 /**
- * vscode-jsonrpc's runtime, loaded the cheap way for a short-lived client (SPEC §8, B5):
+ * vscode-jsonrpc's runtime, loaded the cheap way for a short-lived client (docs/performance.md, B5):
  *
  * - with `require`: vscode-jsonrpc is CommonJS, and an ESM `import` of it first makes Node scan its
  *   sources for export names (cjs-module-lexer), ~30 ms of an `execd run`; `require` gives the very

@@ -1,5 +1,5 @@
 /**
- * Resource limits (SPEC §17): what a session, and a command within it, may use of memory, CPU and
+ * Resource limits (docs/limits.md): what a session, and a command within it, may use of memory, CPU and
  * processes. Declared once here; the daemon enforces them through its unit and session cgroups.
  */
 import type { z } from 'zod';

@@ -1,5 +1,5 @@
 /**
- * Every JSON-RPC method of execd, declared exactly once (SPEC §2.1): its name, its zod params
+ * Every JSON-RPC method of execd, declared exactly once (PROTOCOL.md): its name, its zod params
  * schema and its typed vscode-jsonrpc request. The daemon registers handlers for these objects
  * and the client calls them; no method string appears anywhere else.
  *
@@ -76,7 +76,7 @@ export const execRequestSchema = lazySchema((z) =>
     env: envMapSchema().optional(),
     dshEnv: dshEnvMapSchema().optional(),
     sandboxPolicy: sandboxPolicySchema().optional(),
-    /** Lower resource limits for this command than its session's (SPEC §17). */
+    /** Lower resource limits for this command than its session's (docs/limits.md). */
     limits: unitLimitsSchema().optional(),
   }),
 );
@@ -114,7 +114,7 @@ export const SessionOpen = request<SessionOpenResult>()('session/open', (z) =>
       env: envMapSchema().optional(),
       dshEnv: dshEnvMapSchema().optional(),
       sandbox: sessionSandboxSchema().optional(),
-      /** Resource limits of the session's commands (SPEC §17); absent fields take `defaultLimits`. */
+      /** Resource limits of the session's commands (docs/limits.md); absent fields take `defaultLimits`. */
       limits: sessionLimitsSchema().optional(),
       /** Without `cwd`: create a missing session with the daemon's defaults (its cwd), attach an existing one as it is. */
       create: z.literal(true).optional(),
@@ -139,7 +139,7 @@ export const SessionUpdate = request<SessionUpdateResult>()('session/update', (z
     env: envMapSchema().optional(),
     dshEnv: dshEnvMapSchema().optional(),
     sandbox: sessionSandboxUpdateSchema().optional(),
-    /** Lower resource limits (SPEC §17): a limit may only be lowered, or set where there was none. */
+    /** Lower resource limits (docs/limits.md): a limit may only be lowered, or set where there was none. */
     limits: sessionLimitsSchema().optional(),
   }),
 );
@@ -164,7 +164,7 @@ export const MAX_YIELD_MS = 86_400_000;
 
 /**
  * `shell/run`: a foreground run; `yieldMs` turns it into a background job of the session when it
- * still runs then (SPEC §14: the answer is a `YieldedRunResult`); `outputToken` asks for `$/progress` streaming. With a token,
+ * still runs then (docs/reconnect.md: the answer is a `YieldedRunResult`); `outputToken` asks for `$/progress` streaming. With a token,
  * `outputEncoding: 'base64'` streams the exact bytes, `keepStdinOpen` starts the command with an
  * open stdin that `shell/write` feeds, and `keepCapture: false` deletes what spilled to disk (the
  * caller has every byte already).
@@ -268,7 +268,7 @@ export const JobPeek = request<JobPeekResult>()('job/peek', (z) =>
 /** Longest `until.output` pattern of a `job/wait`, in characters. */
 export const MAX_WAIT_PATTERN_CHARS = 1_000;
 
-/** `job/wait`: until the job settles, a condition of `until` holds (SPEC §14), or `timeoutMs` passes. */
+/** `job/wait`: until the job settles, a condition of `until` holds (docs/reconnect.md), or `timeoutMs` passes. */
 export const JobWait = request<JobWaitResult>()('job/wait', (z) =>
   sessionJob(z).extend({
     timeoutMs: positiveNumber().optional(),
@@ -373,7 +373,7 @@ export const TerminalOpen = keyed<TerminalOpenResult>()('terminal/open', (z) =>
     cols: cells(z).optional(),
     rows: cells(z).optional(),
     sandboxPolicy: sandboxPolicySchema().optional(),
-    /** Lower resource limits for this terminal than its session's (SPEC §17). */
+    /** Lower resource limits for this terminal than its session's (docs/limits.md). */
     limits: unitLimitsSchema().optional(),
   }),
 );
@@ -457,7 +457,7 @@ export const TerminalList = request<TerminalSnapshot[]>()('terminal/list', (z) =
   }),
 );
 
-/** `output/read`: one page of a spill or log file the daemon reported to the session (SPEC §10). */
+/** `output/read`: one page of a spill or log file the daemon reported to the session (docs/jobs.md). */
 export const OutputRead = request<OutputReadResult>()('output/read', (z) =>
   z.strictObject({
     sessionId: sessionIdSchema(),
@@ -482,7 +482,7 @@ export const DaemonStatus = request<DaemonStatusResult>()('daemon/status', empty
 
 /**
  * `daemon/shutdown`: answer, then exit gracefully. `keepJobs` leaves running jobs running for the
- * next daemon on the state dir to adopt (SPEC §14); terminals are closed either way.
+ * next daemon on the state dir to adopt (docs/reconnect.md); terminals are closed either way.
  */
 export const DaemonShutdown = request<{ ok: true }>()('daemon/shutdown', (z) =>
   z.strictObject({ keepJobs: z.boolean({ error: 'must be a boolean' }).optional() }).optional(),
@@ -493,7 +493,7 @@ const renderOptions = (z: Zod) => ({
   escalationTargets: z.array(sandboxModeSchema()).optional(),
 });
 
-/** `render/result`: the text the model reads for a `ShellRunResult` (SPEC §3.4), for non-TypeScript harnesses. */
+/** `render/result`: the text the model reads for a `ShellRunResult` (docs/library.md), for non-TypeScript harnesses. */
 export const RenderResult = request<{ text: string }>()('render/result', (z) =>
   z.strictObject({ result: shellRunResultSchema(), ...renderOptions(z) }),
 );
@@ -543,7 +543,7 @@ export const ALL_REQUESTS = [
 ] as const;
 
 /**
- * The requests with a side effect, which take a `requestKey` (SPEC §14): a repeat of the key in
+ * The requests with a side effect, which take a `requestKey` (docs/reconnect.md): a repeat of the key in
  * the same session answers the first answer instead of acting again.
  */
 export const KEYED_REQUESTS: readonly AnyRequestDecl[] = [

@@ -1,5 +1,5 @@
 /**
- * Platform facts, decided in one place (SPEC §7): where the socket and state live, which shell runs
+ * Platform facts, decided in one place: where the socket and state live, which shell runs
  * a command, which tool the model gets, and how process trees are killed. Nothing else branches on
  * `process.platform`; tests inject the platform and the host instead of depending on the machine.
  */

@@ -1,5 +1,5 @@
 /**
- * Request keys (SPEC §14): an optional `requestKey` on every request with a side effect, so a
+ * Request keys (docs/reconnect.md): an optional `requestKey` on every request with a side effect, so a
  * client that lost an answer can send the request again without acting twice.
  */
 import type { z } from 'zod';

@@ -1,5 +1,5 @@
 /**
- * The shape of a request declaration (SPEC §2.1): a method name, a params schema built on first
+ * The shape of a request declaration (PROTOCOL.md): a method name, a params schema built on first
  * read, and the typed vscode-jsonrpc request. `methods.ts` and the per-area protocol modules
  * (`fs.ts`) declare their methods with `request`.
  */
@@ -33,7 +33,7 @@ export function request<R>() {
   };
 }
 
-/** Declares a request with a side effect: its params also take the optional `requestKey` (SPEC §14). */
+/** Declares a request with a side effect: its params also take the optional `requestKey` (docs/reconnect.md). */
 export function keyed<R>() {
   return <Shape extends z.core.$ZodShape, C extends z.core.$ZodObjectConfig>(
     method: string,

@@ -1,6 +1,6 @@
 /**
  * zod schemas of every result and notification of the protocol, so that `execd schema` can print
- * one complete JSON Schema document for clients in any language (SPEC §11). The TypeScript types
+ * one complete JSON Schema document for clients in any language (PROTOCOL.md). The TypeScript types
  * in `types.ts` stay the source for TypeScript code; each schema here is checked against its type
  * at compile time (`z.ZodType<ResultOf<D>>`) and against real daemon answers in the tests.
  *

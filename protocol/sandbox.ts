@@ -1,4 +1,4 @@
-/** Sandbox modes and policies (SPEC §6). */
+/** Sandbox modes and policies (docs/sandbox.md). */
 import type { z } from 'zod';
 import { absolutePath } from './fields.js';
 import { lazySchema } from './zod.js';
@@ -17,7 +17,7 @@ export const sandboxModeSchema = lazySchema((z) =>
 /** A sandbox mode. */
 export type SandboxMode = z.infer<ReturnType<typeof sandboxModeSchema>>;
 
-/** Whether a confined command may use the network: `off` refuses it (SPEC §15). */
+/** Whether a confined command may use the network: `off` refuses it (docs/sandbox-backends.md). */
 export const NETWORK_POLICIES = ['on', 'off'] as const;
 
 /** The schema of a network policy (built on first use). */
@@ -57,7 +57,7 @@ export type EscalationTarget = (typeof ESCALATION_TARGETS)[number];
 
 /**
  * The schema of a session's sandbox (`session/open`): a policy and the modes a request may widen
- * it to (SPEC §6; default none).
+ * it to (docs/sandbox.md; default none).
  */
 export const sessionSandboxSchema = lazySchema((z) =>
   z.strictObject({
@@ -80,7 +80,7 @@ export const sessionSandboxUpdateSchema = lazySchema((z) =>
     escalationTargets: escalationTargetsSchema().optional(),
   }),
 );
-/** The sandbox runners execd has (SPEC §15). */
+/** The sandbox runners execd has (docs/sandbox-backends.md). */
 export const SANDBOX_BACKENDS = ['bwrap', 'landlock'] as const;
 
 /** A sandbox runner. */

@@ -1,4 +1,7 @@
-/** Result and notification types of the terminal methods (SPEC §9). Params are zod schemas in `methods.ts`. */
+/**
+ * Result and notification types of the terminal methods (docs/terminals.md). Params are zod
+ * schemas in `methods.ts`.
+ */
 import type { LimitReport } from './limits.js';
 
 /** Signals `terminal/signal` may deliver to a terminal's foreground process group. */
@@ -8,7 +11,7 @@ export const TERMINAL_SIGNALS = ['SIGINT', 'SIGQUIT', 'SIGTSTP', 'SIGTERM', 'SIG
 export type TerminalSignalName = (typeof TERMINAL_SIGNALS)[number];
 
 /**
- * What ended a `terminal/send`'s wait, in the order the tiers are checked (SPEC §9.1);
+ * What ended a `terminal/send`'s wait, in the order the tiers are checked (docs/terminals.md);
  * `not_at_prompt` only for a `terminal/run` that typed nothing, `yielded` only for a `terminal/run`
  * whose `yieldMs` passed first.
  */

@@ -1,4 +1,4 @@
-/** Result types of the protocol (SPEC §2.1). Params are declared as zod schemas in `methods.ts`. */
+/** Result types of the protocol (PROTOCOL.md). Params are declared as zod schemas in `methods.ts`. */
 import type { Config } from './config.js';
 import type { LimitReport, LimitsCapability, SessionLimits } from './limits.js';
 import type { SandboxBackendInfo, SandboxMode, SandboxPolicy } from './sandbox.js';
@@ -25,7 +25,7 @@ export interface CollectedOutput {
   saveError?: string;
 }
 
-/** A fully resolved request: nothing below `resolve` re-defaults (SPEC §1.2). */
+/** A fully resolved request: nothing below `resolve` re-defaults (docs/sessions.md). */
 export interface ExecSpec {
   command: string;
   /** Exactly the argv spawned, e.g. `['bash', '-c', command]`. */
@@ -36,11 +36,14 @@ export interface ExecSpec {
   /** The final merged environment; credential-shaped values are masked in replies. */
   env: Record<string, string>;
   sandboxPolicy: SandboxPolicy;
-  /** The unit's effective resource limits (SPEC §17), with the session's `sessionMemoryBytes`; absent when none. */
+  /**
+   * The unit's effective resource limits (docs/limits.md), with the session's `sessionMemoryBytes`;
+   * absent when none.
+   */
   limits?: SessionLimits;
 }
 
-/** What the sandbox did to a run (SPEC §6). */
+/** What the sandbox did to a run (docs/sandbox.md). */
 export interface SandboxReport {
   mode: SandboxMode;
   /** True when the command hit a denied write. */
@@ -70,7 +73,7 @@ export interface ShellRunResult extends LimitReport {
 }
 
 /**
- * The answer of a `shell/run` with `yieldMs` whose command still ran then (SPEC §14): the same
+ * The answer of a `shell/run` with `yieldMs` whose command still ran then (docs/reconnect.md): the same
  * process goes on as background job `jobId` of the session, and `stdout`/`stderr` hold the
  * output so far (the job's reader starts after it). A run that ended sooner answers a `ShellRunResult`.
  */
@@ -117,7 +120,7 @@ export interface JobSnapshot extends LimitReport {
   sandbox?: SandboxReport;
 }
 
-/** What ended a `job/wait` (SPEC §14): the job settled, a condition of `until` held, or `timeoutMs` passed. */
+/** What ended a `job/wait` (docs/reconnect.md): the job settled, a condition of `until` held, or `timeoutMs` passed. */
 export type WaitEnd = 'settled' | 'output' | 'port' | 'path' | 'timeout';
 
 /** Every `WaitEnd`, for schemas. */
@@ -134,12 +137,12 @@ export interface InitializeResult {
     shell: 'bash' | 'pwsh';
     background: boolean;
     sandboxModes: SandboxMode[];
-    /** The sandbox runner in use and what it enforces (SPEC §15). */
+    /** The sandbox runner in use and what it enforces (docs/sandbox-backends.md). */
     sandbox: SandboxBackendInfo;
     streaming: true;
     /** False when no PTY can be opened here: every terminal method then answers TERMINALS_UNAVAILABLE. */
     terminals: boolean;
-    /** The resource limits enforced here (SPEC §17). */
+    /** The resource limits enforced here (docs/limits.md). */
     limits: LimitsCapability;
   };
   /** True when `initialize` carried the administrative token: the daemon-wide methods are allowed. */
@@ -194,7 +197,7 @@ export interface ReadStream {
 
 /** Reply to `job/read`: what is new since the last read. */
 export interface JobReadResult {
-  /** New stdout, then `[stderr]\n` and new stderr when there is any (SPEC §1.6). */
+  /** New stdout, then `[stderr]\n` and new stderr when there is any (docs/jobs.md). */
   delta: string;
   /** True when the reader fell behind the in-memory window; the log files hold everything. */
   lossy: boolean;
@@ -291,9 +294,9 @@ export interface DaemonStatusResult {
   /** URLs of the network listeners beside the socket (`tls://…`, `tcp://…`); empty without `--listen`. */
   listeners: string[];
   spill: { files: number; bytes: number };
-  /** The sandbox runner in use and what it enforces (SPEC §15). */
+  /** The sandbox runner in use and what it enforces (docs/sandbox-backends.md). */
   sandbox: SandboxBackendInfo;
-  /** The resource limits enforced here (SPEC §17). */
+  /** The resource limits enforced here (docs/limits.md). */
   limits: LimitsCapability;
   config: Config;
 }

@@ -1,5 +1,5 @@
 /**
- * Moving a file's bytes to and from a socket with bounded memory, for transfer streams (SPEC §13)
+ * Moving a file's bytes to and from a socket with bounded memory, for transfer streams (docs/files.md)
  * on both sides. Plain `FileHandle` reads and writes rather than `createReadStream`: a stream made
  * on a handle closes the handle when destroyed, and holds it (its `close()` waits) until then,
  * while a transfer must keep its handle open past the stream (an upload fsyncs and renames it).

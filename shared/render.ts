@@ -1,5 +1,5 @@
 /**
- * What the model reads (SPEC §3.4) — a byte-exact contract: stdout, the `[stderr]` section, then
+ * What the model reads (docs/library.md) — a byte-exact contract: stdout, the `[stderr]` section, then
  * the markers, with the exit marker always on the last line.
  */
 import { formatBytes, type LimitReport } from '../protocol/limits.js';

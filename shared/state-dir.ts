@@ -1,5 +1,5 @@
 /**
- * The state directory and the socket's directory (SPEC §2): owner-only permissions, the token
+ * The state directory and the socket's directory (PROTOCOL.md): owner-only permissions, the token
  * file, and the refusal to use a directory someone else can reach.
  */
 import { randomBytes } from 'node:crypto';

@@ -1,5 +1,5 @@
 /**
- * Packs a directory as a tar archive (SPEC §19), walking by descriptor: every level is opened
+ * Packs a directory as a tar archive (docs/files.md), walking by descriptor: every level is opened
  * through its parent's descriptor with `O_NOFOLLOW`, so a symlink is stored as a symlink and never
  * leads the walk out of the tree (unless `follow` asks for link targets, as `cp -L` does). Modes
  * and modification times are kept, hard links inside the tree stay hard links, and sockets, FIFOs

@@ -1,5 +1,5 @@
 /**
- * What a tree transfer (SPEC §19) lets an archive entry be, decided without touching the file
+ * What a tree transfer (docs/files.md) lets an archive entry be, decided without touching the file
  * system: its name as path components below the target, and whether its type and mode may land.
  * Both ends apply the same rules, the daemon to uploads and the client to downloads.
  */

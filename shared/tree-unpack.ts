@@ -1,5 +1,5 @@
 /**
- * Unpacks a tar archive (SPEC §19) entry by entry into a fresh staging directory that nothing else
+ * Unpacks a tar archive (docs/files.md) entry by entry into a fresh staging directory that nothing else
  * names yet, never through a symlink: every directory is entered with `O_NOFOLLOW` through its
  * parent's descriptor (`fd-path.ts`), and every file is created with `O_CREAT | O_EXCL |
  * O_NOFOLLOW`, so an archive that plants `link -> /etc` and then writes `link/passwd` is refused

@@ -1,5 +1,5 @@
 /**
- * Bounded capture of one output stream (SPEC §1.5): memory keeps the tail; past `maxBytes` the
+ * Bounded capture of one output stream (docs/jobs.md): memory keeps the tail; past `maxBytes` the
  * complete stream from byte 0 goes to a spill file; past `maxSpillBytes` the file is deleted.
  */
 import { StringDecoder } from 'node:string_decoder';

@@ -1,5 +1,5 @@
 /**
- * Capture of one stream that the child writes straight into a file (SPEC §1.5 without a copy):
+ * Capture of one stream that the child writes straight into a file (docs/jobs.md; without a copy):
  * the daemon opens the owner-only file, hands its descriptor to the child as the stream, and reads
  * the tail back when the run ends. Bytes never pass through the daemon, so capture runs at the
  * speed of a plain shell redirect.

@@ -1,8 +1,8 @@
 /**
  * Reaching the daemon from a client subcommand. With no daemon listening, the client starts one in
- * the background and waits for its socket (SPEC §4; `ensure-daemon.ts`).
+ * the background and waits for its socket (docs/cli.md; `ensure-daemon.ts`).
  *
- * The common case — a daemon is running — must start fast (SPEC §8, B5): this module loads only
+ * The common case — a daemon is running — must start fast (docs/performance.md, B5): this module loads only
  * the client library; what starting a daemon takes is imported on that path alone.
  */
 import { ExecdConnectError, openConnection, type ConnectOptions, type ExecdClient } from '../connection.js';

@@ -1,5 +1,5 @@
 /**
- * Starting a daemon for a client that found none listening (SPEC §4): `execd serve --detach` in
+ * Starting a daemon for a client that found none listening (docs/cli.md): `execd serve --detach` in
  * the background, then waiting for its socket. Loaded only on that path (see `autostart.ts`), as
  * it pulls in the daemon's lock and state-dir modules that a client talking to a running daemon
  * never needs.

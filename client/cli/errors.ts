@@ -1,6 +1,6 @@
 /** CLI failures: one clear line on stderr and an exit code, never a stack trace. */
 
-/** Exit code of the CLI for an execd error (SPEC §4). */
+/** Exit code of the CLI for an execd error (docs/cli.md). */
 export const EXIT_EXECD_ERROR = 125;
 
 /** Exit code of the CLI for a usage error (unknown subcommand, unknown flag, missing argument). */

@@ -1,4 +1,4 @@
-/** Exit codes of the CLI (SPEC §4): the command's own, 124 after a timeout, 128+n after signal n. */
+/** Exit codes of the CLI (docs/cli.md): the command's own, 124 after a timeout, 128+n after signal n. */
 import { constants } from 'node:os';
 import type { JobSnapshot } from '../../protocol/types.js';
 import { EXIT_EXECD_ERROR } from './errors.js';

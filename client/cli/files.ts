@@ -1,7 +1,7 @@
 /**
- * `execd cp`, `execd ls` and `execd cat`: files through the daemon (SPEC §13), also over
+ * `execd cp`, `execd ls` and `execd cat`: files through the daemon (docs/files.md), also over
  * `EXECD_URL`. `cp` moves a file with `client.fs.upload`/`download` (its mode kept) and a
- * directory as one tar archive with `uploadTree`/`downloadTree` (SPEC §19: links and modes kept),
+ * directory as one tar archive with `uploadTree`/`downloadTree` (docs/files.md: links and modes kept),
  * shows one progress line on a terminal and none when stderr is piped, and exits 0 only when
  * everything arrived.
  */

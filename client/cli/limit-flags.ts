@@ -1,4 +1,7 @@
-/** `--memory`, `--cpus` and `--pids` of `execd run` and `execd start`: the request's own resource limits (SPEC §17). */
+/**
+ * `--memory`, `--cpus` and `--pids` of `execd run` and `execd start`: the request's own resource
+ * limits (docs/limits.md).
+ */
 import { parseSize, type SessionLimits, type UnitLimits } from '../../protocol/limits.js';
 import { usageError } from './errors.js';
 

@@ -1,5 +1,5 @@
 /**
- * `execd mcp`: a Model Context Protocol server over stdio (SPEC §11) exposing the session's tools —
+ * `execd mcp`: a Model Context Protocol server over stdio (docs/mcp.md) exposing the session's tools —
  * `bash`, `job_output`, `job_kill`, … — with the library's descriptions, schemas and rendered text,
  * through a daemon it connects to or starts. Background-job completions reach the MCP client as
  * logging notifications. The server exits when its stdin closes; the session and its jobs stay in
@@ -16,14 +16,15 @@ import { refuseStart } from '../mcp/refuse-start.js';
 import { BoundedStdioTransport } from '../mcp/stdio-transport.js';
 import { commandHelp, endpointOf, ENDPOINT_OPTIONS, parseCommand, type CommandRunner } from './args.js';
 import { connectOrStart } from './autostart.js';
-import { CliError } from './errors.js';
+import { CliError, usageError } from './errors.js';
 import { LIMIT_OPTIONS, sessionLimitsOf } from './limit-flags.js';
+import { MAX_YIELD_MS } from '../../protocol/methods.js';
 import { mcpSessionId } from './mcp-session.js';
 
 /** Help text of `execd mcp`. */
 export const MCP_HELP = commandHelp({
   usage:
-    'mcp [--session ID] [--workdir DIR] [--persistent] [--terminals]\n' +
+    'mcp [--session ID] [--workdir DIR] [--persistent] [--terminals] [--yield-ms N]\n' +
     '                 [--memory SIZE] [--session-memory SIZE] [--cpus N] [--pids N]',
   about: `Serves the model-facing tools (bash, job_output, job_kill, job_list; with --persistent the bash
 of one persistent shell instead; with --terminals also terminal_open, terminal_send, terminal_read,
@@ -37,6 +38,8 @@ stderr. Background-job completions are sent as MCP logging notifications. Exits 
     '  --workdir DIR      the session working directory (default: the current directory)',
     '  --persistent       bash is one persistent shell (cd, exports and functions stay)',
     '  --terminals        add the terminal tools (interactive programs, persistent terminals)',
+    '  --yield-ms N       a command still going after N ms answers with its output so far and goes on:',
+    '                     with --persistent in the shell (the next bash call shows the rest), else as a job',
     '  --memory SIZE      memory limit of each command of the session (512M, 2G); the model cannot change it',
     "  --session-memory SIZE  memory limit of all the session's commands together",
     '  --cpus N           CPU limit of each command, a fraction of CPUs (0.5: half of one core)',
@@ -56,6 +59,21 @@ async function requireDirectory(cwd: string): Promise<void> {
   if (!found.isDirectory()) throw new Error(`workdir ${cwd} is not a directory`);
 }
 
+/**
+ * `--yield-ms N`: the harness's `yieldMs` of the `bash` tool, checked here against the daemon's
+ * bounds so that a wrong value stops the start rather than every call.
+ */
+function yieldMsOf(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const ms = Number(value);
+  if (!Number.isInteger(ms) || ms < 1 || ms > MAX_YIELD_MS)
+    throw usageError(
+      'mcp',
+      `--yield-ms must be a whole number of milliseconds between 1 and ${MAX_YIELD_MS}, got ${JSON.stringify(value)}`,
+    );
+  return ms;
+}
+
 /** Runs `execd mcp` until stdin closes; a failure to start answers the MCP client and exits non-zero. */
 export const mcpCommand: CommandRunner = async (argv, globals) => {
   const { values } = parseCommand('mcp', {
@@ -66,6 +84,7 @@ export const mcpCommand: CommandRunner = async (argv, globals) => {
       workdir: { type: 'string' },
       persistent: { type: 'boolean', default: false },
       terminals: { type: 'boolean', default: false },
+      'yield-ms': { type: 'string' },
       ...LIMIT_OPTIONS,
       'session-memory': { type: 'string' },
     },
@@ -75,6 +94,7 @@ export const mcpCommand: CommandRunner = async (argv, globals) => {
   const cwd = resolve(values.workdir ?? process.cwd());
   // The harness's limits for the session's commands; the model's tool schema has no such field.
   const limits = sessionLimitsOf(values, 'mcp');
+  const yieldMs = yieldMsOf(values['yield-ms']);
   const session = { id: values.session ?? mcpSessionId(cwd), cwd, ...(limits && { limits }) };
   // stdout is the MCP channel; the startup line goes to stderr, where MCP clients log it.
   process.stderr.write(`execd mcp: session ${session.id} (cwd ${cwd})\n`);
@@ -91,12 +111,13 @@ export const mcpCommand: CommandRunner = async (argv, globals) => {
   let terminalTools: TerminalTools | undefined;
   try {
     await requireDirectory(cwd);
-    // Long-lived: a dropped link or a restarted daemon is dialed again, keyed tool calls re-sent (SPEC §14).
+    // Long-lived: a dropped link or a restarted daemon is dialed again, keyed tool calls re-sent (docs/reconnect.md).
     client = await connectOrStart(endpointOf(values, globals), { clientName: 'execd-cli', reconnect: true });
     shellTools = await createShellTools({
       client,
       session,
       persistent: values.persistent,
+      ...(yieldMs !== undefined && { yieldMs }),
       onJobExited: (notice) => (server ? tell(notice.text) : notices.push(notice.text)),
     });
     // The session is open on this connection now; the terminal tools use it as it is.

@@ -1,5 +1,5 @@
 /**
- * A daemon elsewhere, for the CLI (SPEC §12): `EXECD_URL` (`tls://HOST:PORT`, `tcp://HOST:PORT` or
+ * A daemon elsewhere, for the CLI (docs/deployment.md): `EXECD_URL` (`tls://HOST:PORT`, `tcp://HOST:PORT` or
  * `unix:///PATH`) with `EXECD_TOKEN`, and for TLS `EXECD_CA` (the CA file that signed the daemon's
  * certificate), `EXECD_CERT`/`EXECD_KEY` (a client certificate, for a daemon started with
  * `--tls-client-ca`; both or neither), `EXECD_SERVERNAME` (the name the daemon's certificate
@@ -59,7 +59,7 @@ export function remoteConnectOptions(env: NodeJS.ProcessEnv = process.env): Conn
     ...(env.EXECD_SERVERNAME && { servername: env.EXECD_SERVERNAME }),
     ...(!env.EXECD_TOKEN && env.EXECD_TOKEN_FILE && { token: readTokenFile(env.EXECD_TOKEN_FILE) }),
     keepAliveMs,
-    // A remote link drops (NAT, sleep, rescheduling): keyed calls survive it (SPEC §14).
+    // A remote link drops (NAT, sleep, rescheduling): keyed calls survive it (docs/reconnect.md).
     reconnect: true,
   };
 }

@@ -1,4 +1,4 @@
-/** `--sandbox MODE` of `execd run` and `execd start`: the request's own sandbox policy (SPEC §6). */
+/** `--sandbox MODE` of `execd run` and `execd start`: the request's own sandbox policy (docs/sandbox.md). */
 import { isAbsolute } from 'node:path';
 import { SANDBOX_MODES, type SandboxPolicy } from '../../protocol/sandbox.js';
 import { usageError } from './errors.js';

@@ -3,7 +3,7 @@
  * CLI process opens (attaches to) the same named session — `cli` unless `--session` says
  * otherwise — and `execd start` in one shell, `execd read` in another, see the same jobs.
  *
- * The CLI never changes a session's facts (SPEC §6): it attaches with `session/open { sessionId }`
+ * The CLI never changes a session's facts (docs/sessions.md): it attaches with `session/open { sessionId }`
  * alone, so looking at an agent's session (`execd jobs --session agent-A`) leaves its cwd, env and
  * sandbox as they are. Only the commands that start something (`run`, `start`, `term open`) create
  * a session that does not exist yet, with the current directory as its cwd (to a daemon elsewhere,
@@ -119,8 +119,16 @@ export function inSession<T>(
 ): Promise<T> {
   return withClient(endpoint, async (client) => {
     if (!how.create) {
-      if (!(await attachSession(client, sessionId))) throw noSession(how.command, sessionId);
-      return use(client);
+      if (await attachSession(client, sessionId)) return use(client);
+      // No such session: a job an earlier daemon left (kept across `execd stop --keep-jobs`, or
+      // settled before a restart) is still reached by its session's id; anything else answers
+      // that the session is missing.
+      try {
+        return await use(client);
+      } catch (error) {
+        if (isNotFound(error)) throw noSession(how.command, sessionId);
+        throw error;
+      }
     }
     const created = await openSession(client, sessionId);
     try {

@@ -1,4 +1,4 @@
-/** `execd wait JOB`: until the job ends (or a condition holds, SPEC §14); exits with its exit code, or 0 for the condition. */
+/** `execd wait JOB`: until the job ends (or a condition holds, docs/reconnect.md); exits with its exit code, or 0 for the condition. */
 import { JobWait } from '../../protocol/methods.js';
 import { commandHelp, endpointOf, ENDPOINT_OPTIONS, parseCommand, parseMs, type CommandRunner } from './args.js';
 import { usageError } from './errors.js';

@@ -1,5 +1,5 @@
 /**
- * A Model Context Protocol server over a set of model-facing tools (SPEC §11): the same names,
+ * A Model Context Protocol server over a set of model-facing tools (docs/mcp.md): the same names,
  * descriptions, JSON Schemas and rendered text as the library's tools, so an MCP-speaking agent
  * sees exactly what a TypeScript harness would show its model.
  *

@@ -1,5 +1,5 @@
 /**
- * The model's arguments (SPEC §3.1): one zod schema per configuration, from which both the JSON
+ * The model's arguments (docs/library.md): one zod schema per configuration, from which both the JSON
  * Schema the model reads and the validation with its byte-exact messages come.
  */
 import type { z } from 'zod';

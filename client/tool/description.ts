@@ -1,5 +1,5 @@
 /**
- * What the model is told about the shell tool (SPEC §3.3): one description per shell flavour
+ * What the model is told about the shell tool (docs/library.md): one description per shell flavour
  * (`bash` on POSIX, `pwsh` on Windows), assembled from the deployment's options, and the
  * system-prompt section.
  */
@@ -112,7 +112,7 @@ export function toolDescription(flavor: ShellFlavor, options: DescriptionOptions
 export const WAIT_PROMPT =
   'To wait for a background job, call job_output with wait_ms (up to 30000) rather than polling it or running sleep.';
 
-/** The system-prompt section of a shell tool (SPEC §3.3); with background jobs, one sentence on waiting. */
+/** The system-prompt section of a shell tool (docs/library.md); with background jobs, one sentence on waiting. */
 export function systemPromptSection(flavor: ShellFlavor, options: { background?: boolean } = {}): SystemPromptSection {
   const check = `Check the [exit code: N] marker on every ${flavor.name} result; investigate failures before moving on.`;
   return {

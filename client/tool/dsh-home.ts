@@ -1,4 +1,4 @@
-/** `DSH_HOME`, the harness's home directory that every command of a session gets (SPEC §1.4). */
+/** `DSH_HOME`, the harness's home directory that every command of a session gets (docs/sessions.md). */
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 

@@ -1,5 +1,5 @@
 /**
- * The tool side of sandbox escalation (SPEC §3.1, §6): which wider modes a call may ask for, and
+ * The tool side of sandbox escalation (docs/library.md, docs/sandbox.md): which wider modes a call may ask for, and
  * the approval the harness must give before anything runs under one of them.
  */
 import {

@@ -1,5 +1,5 @@
 /**
- * The ready tool set a harness registers for its model (SPEC §3): the shell tool of this platform
+ * The ready tool set a harness registers for its model (docs/library.md): the shell tool of this platform
  * (`bash`, or `pwsh` on Windows), `job_output` and `job_kill` when background runs are enabled, the
  * system-prompt section, and completion notices of background jobs.
  */
@@ -36,7 +36,7 @@ export interface ShellToolsOptions {
   enableRunInBackground?: boolean;
   /**
    * A foreground run still going after this many ms goes on as a background job (`shell/run`
-   * `yieldMs`, SPEC §14); the model reads its output so far and the job's id, and follows it with
+   * `yieldMs`, docs/reconnect.md); the model reads its output so far and the job's id, and follows it with
    * the job tools. Only with background runs; default: off (no model-visible parameter either way).
    * With `persistent`, a command still going then is left running in the shell (`terminal/run`
    * `yieldMs`) and the next call shows what it printed since.
@@ -54,7 +54,7 @@ export interface ShellToolsOptions {
    */
   dshHome?: string;
   /**
-   * Make `shell` the persistent `bash` (SPEC §9.2): one daemon terminal per agent session, kept
+   * Make `shell` the persistent `bash` (docs/library.md): one daemon terminal per agent session, kept
    * across calls. It takes no `workdir` or `run_in_background`, so no job tools come with it.
    */
   persistent?: boolean;

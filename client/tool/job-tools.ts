@@ -1,4 +1,7 @@
-/** The job tools that complete background runs (SPEC §3.4, §10): `job_output`, `job_kill` and `job_list`. */
+/**
+ * The job tools that complete background runs (docs/library.md, docs/jobs.md): `job_output`,
+ * `job_kill` and `job_list`.
+ */
 import { JobKill, JobList, JobRead, JobWait } from '../../protocol/methods.js';
 import type { JobReadResult, JobSnapshot } from '../../protocol/types.js';
 import type { ExecdClient } from '../connection.js';
@@ -69,7 +72,7 @@ export function createJobOutputTool({ client, sessionId, escalation }: JobToolOp
     inputSchema: jsonSchemaOf(jobOutputArgsSchema()),
     execute: (raw: unknown, { signal }: ExecuteOptions = {}) =>
       callJobTool(raw, signal, validateJobOutputArgs, async ({ job_id: jobId, wait_ms: waitMs, wait_for: until }) => {
-        // A condition first (SPEC §14), then the read of what the job printed meanwhile.
+        // A condition first (docs/reconnect.md), then the read of what the job printed meanwhile.
         if (until)
           await client.call(JobWait, { sessionId, jobId, timeoutMs: waitMs ?? MAX_WAIT_MS, until }, { signal });
         const read = await client.call(JobRead, { sessionId, jobId, waitMs: until ? undefined : waitMs }, { signal });

@@ -1,5 +1,5 @@
 /**
- * The persistent `bash` (SPEC §9.2): one daemon terminal per agent session, opened on first use.
+ * The persistent `bash` (docs/library.md): one daemon terminal per agent session, opened on first use.
  * A call runs its command with `terminal/run`; while an earlier command still runs (it waits for
  * input, or went silent), the call's command is typed into it with `terminal/send` and the result
  * covers what it printed since. Once the shell is gone (exit, kill, a timeout it did not survive),

@@ -1,7 +1,7 @@
 /**
  * The model-facing shell tool (`bash`, or `pwsh` on Windows): validate the model's arguments,
  * resolve the working directory from the session's identity, ask for approval of an escalation,
- * run in the daemon, render (SPEC §3).
+ * run in the daemon, render (docs/library.md).
  */
 import { ShellStart, type ParamsOf } from '../../protocol/methods.js';
 import type { SandboxMode, SandboxPolicy } from '../../protocol/sandbox.js';

@@ -1,7 +1,7 @@
 /**
- * The model's arguments of the persistent `bash` and of the terminal tools (SPEC §9.2): one zod
+ * The model's arguments of the persistent `bash` and of the terminal tools (docs/library.md): one zod
  * schema per tool, from which both the JSON Schema the model reads and the validation with its
- * byte-exact messages (in the style of §3.1) come.
+ * byte-exact messages (in the style of the `bash` tool's) come.
  */
 import { lazySchema, type Zod } from '../../protocol/zod.js';
 import {

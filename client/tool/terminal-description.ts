@@ -1,5 +1,5 @@
 /**
- * What the model is told about the persistent `bash` and the terminal tools (SPEC §9.2): their
+ * What the model is told about the persistent `bash` and the terminal tools (docs/library.md): their
  * descriptions and the `tool:terminal` system-prompt section.
  */
 import type { SystemPromptSection } from './types.js';
@@ -34,7 +34,7 @@ export function persistentDescription(head: string = PERSISTENT_DESCRIPTION_HEAD
   return [head, '', ...PERSISTENT_RULES].join('\n');
 }
 
-/** The `tool:terminal` system-prompt section (SPEC §9.2), right after the shell tool's. */
+/** The `tool:terminal` system-prompt section (docs/library.md), right after the shell tool's. */
 export const TERMINAL_SYSTEM_PROMPT: SystemPromptSection = {
   name: 'tool:terminal',
   order: 106,

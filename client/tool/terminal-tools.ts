@@ -1,5 +1,5 @@
 /**
- * The terminal tools (SPEC §9.2): `terminal_open`, `terminal_send`, `terminal_read`,
+ * The terminal tools (docs/library.md): `terminal_open`, `terminal_send`, `terminal_read`,
  * `terminal_signal`, `terminal_close`, `terminal_list` — thin over the daemon's `terminal/*`
  * methods, with bounded text results that end in a readiness or state line.
  */
@@ -151,7 +151,13 @@ export async function createTerminalTools(options: TerminalToolsOptions): Promis
       const timeoutMs = result.waitReason === 'timeout' ? await effectiveTimeoutMs(args.timeout_ms) : undefined;
       const readiness = readinessOf(result, idleMs, timeoutMs);
       const output = plainTerminalText(result.output);
-      const text = renderTerminalSend({ output, truncated: result.truncated, readiness });
+      const text = renderTerminalSend({
+        output,
+        truncated: result.truncated,
+        readiness,
+        exitCode: result.exitCode,
+        limits: result,
+      });
       return { text, isError: false, details: { kind: 'send', result } };
     },
     async terminal_read(args, signal) {

@@ -18,7 +18,7 @@ export interface ToolResult<D = unknown> {
 
 /**
  * Inputs from trusted in-process callers (plugins, hooks): accepted by the library API, never
- * exposed in the model's schema (SPEC §3).
+ * exposed in the model's schema (docs/library.md).
  */
 export interface TrustedInputs {
   /** Written to the command's stdin, which is then closed. */
@@ -27,7 +27,7 @@ export interface TrustedInputs {
   env?: Record<string, string>;
   /** In-memory stdout capture limit of this run. */
   stdoutMaxBytes?: number;
-  /** Resource limits of this command, lower than the session's (SPEC §17). */
+  /** Resource limits of this command, lower than the session's (docs/limits.md). */
   limits?: UnitLimits;
 }
 
@@ -91,12 +91,12 @@ export interface ToolSession {
   dshHome?: string;
   /**
    * The session's sandbox policy, when one is in force. `escalationTargets` is what a call may
-   * widen it to (SPEC §6); left out, the shell tools declare every wider mode when the harness gives
+   * widen it to (docs/sandbox.md); left out, the shell tools declare every wider mode when the harness gives
    * them an approval callback, and none otherwise.
    */
   sandbox?: SessionSandbox;
   /**
-   * Resource limits of the session's commands (SPEC §17): memory per command and in total, CPUs,
+   * Resource limits of the session's commands (docs/limits.md): memory per command and in total, CPUs,
    * processes. The harness's, never the model's: the tool schema has no such field.
    */
   limits?: SessionLimits;

@@ -1,4 +1,4 @@
-/** The tool's working directory (SPEC §3.2): the session's identity decides the base, not the daemon. */
+/** The tool's working directory (docs/library.md): the session's identity decides the base, not the daemon. */
 import { isAbsolute, resolve } from 'node:path';
 import type { SandboxPolicy } from '../../protocol/sandbox.js';
 

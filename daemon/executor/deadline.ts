@@ -1,5 +1,5 @@
 /**
- * One deadline that fuses the executor's timeout and the caller's cancellation (SPEC §1.3): the
+ * One deadline that fuses the executor's timeout and the caller's cancellation (PROTOCOL.md): the
  * first to fire wins, so `timedOut` and `aborted` are never both true.
  */
 

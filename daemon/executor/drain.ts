@@ -1,5 +1,5 @@
 /**
- * The settle rule shared by foreground runs and background jobs (SPEC §1.3): after the shell
+ * The settle rule shared by foreground runs and background jobs (PROTOCOL.md): after the shell
  * exits, wait while a descendant may still write the output — its pipes are still open, or a
  * live member of its process group still has one of its capture files open — but never past
  * `graceMs`, unless a kill is under way, in which case until the tree is gone.

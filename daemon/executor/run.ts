@@ -1,5 +1,5 @@
 /**
- * The foreground run (SPEC §1.3): spawn, capture both streams, one fused deadline, tree kill, and
+ * The foreground run (PROTOCOL.md): spawn, capture both streams, one fused deadline, tree kill, and
  * a settlement that never waits more than `graceMs` for pipes a descendant still holds open.
  */
 import { performance } from 'node:perf_hooks';

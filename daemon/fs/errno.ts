@@ -1,4 +1,4 @@
-/** A system call's failure at a path, as the file methods' error value (SPEC §13). */
+/** A system call's failure at a path, as the file methods' error value (docs/files.md). */
 import { ExecdError } from '../../protocol/errors.js';
 
 /** The errno code of a failed call, if it has one. */

@@ -1,5 +1,5 @@
 /**
- * The file methods' path policy (SPEC §13), pure: which real path a session may read or write.
+ * The file methods' path policy (docs/files.md), pure: which real path a session may read or write.
  * The operations resolve a request's path to the real path of what they opened (see `anchor.ts`)
  * and ask here; nothing in this module touches the file system.
  *

@@ -1,4 +1,4 @@
-/** `fs/stat`, `fs/read` and the read-side open shared with downloads (SPEC §13). */
+/** `fs/stat`, `fs/read` and the read-side open shared with downloads (docs/files.md). */
 import { constants } from 'node:fs';
 import { lstat, open, type FileHandle } from 'node:fs/promises';
 import { ExecdError } from '../../protocol/errors.js';

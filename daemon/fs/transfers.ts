@@ -1,5 +1,5 @@
 /**
- * Chunked uploads and downloads (SPEC §13). An upload writes into a temp file beside its target,
+ * Chunked uploads and downloads (docs/files.md). An upload writes into a temp file beside its target,
  * in order, and renames it into place at commit, so a cut transfer never leaves a half-written
  * target; a download holds the file it opened, so every chunk reads one version of it. Each
  * chunk is one request, answered when its bytes are written (or read): the client's window of
@@ -10,7 +10,7 @@
  * encoded, and the daemon holds at most a buffer of each side. A stream on which no byte moves for
  * `fsTransferIdleMs` is cut (its transfer fails and is released with its temp files).
  *
- * A tar transfer (`format: 'tar'`, SPEC §19) moves a directory tree over its stream only; the
+ * A tar transfer (`format: 'tar'`, docs/files.md) moves a directory tree over its stream only; the
  * unpacking and archiving are in `tree-transfers.ts`.
  */
 import { createHash, randomBytes, type Hash } from 'node:crypto';

@@ -1,5 +1,5 @@
 /**
- * Directory trees through the transfer streams (SPEC §19). An upload unpacks a tar archive into a
+ * Directory trees through the transfer streams (docs/files.md). An upload unpacks a tar archive into a
  * staging directory made beside its target (`.execd-tree-<random>.tmp`, mode 0700), each entry
  * checked against the session's policy and the hidden places at the path it will have after
  * commit, and never written through a symlink (`shared/tree-unpack.ts`). Commit renames the

@@ -1,5 +1,5 @@
 /**
- * `fs/watch` (SPEC §13). The watcher is chokidar: on Linux it rides `fs.watch` (inotify) but adds
+ * `fs/watch` (docs/files.md). The watcher is chokidar: on Linux it rides `fs.watch` (inotify) but adds
  * what raw `fs.watch` lacks — recursive watching on Linux (Node's own `recursive` is a userland
  * walk there), new subdirectories picked up as they appear, rename pairs sorted into
  * add/unlink, and one event model on every platform. Its initial scan is skipped

@@ -1,5 +1,5 @@
 /**
- * The writing file methods (SPEC §13): `fs/write`, `fs/mkdir`, `fs/remove`, `fs/move`, and the
+ * The writing file methods (docs/files.md): `fs/write`, `fs/mkdir`, `fs/remove`, `fs/move`, and the
  * steps uploads share with them. Every write opens the target's parent directory, checks the real
  * path of what it opened against the policy, and then acts through that descriptor (`anchor.ts`).
  */

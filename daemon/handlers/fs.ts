@@ -1,4 +1,4 @@
-/** The file methods (SPEC §13); the work is in `daemon/fs/`. */
+/** The file methods (docs/files.md); the work is in `daemon/fs/`. */
 import { realpath } from 'node:fs/promises';
 import { ExecdError } from '../../protocol/errors.js';
 import {

@@ -37,12 +37,18 @@ import { awaitRunner, checkSpawnLimits, confineSpec, resolveRequest } from './sh
 
 /**
  * The job, when this connection opened `sessionId` and that session owns the job:
- * SESSION_NOT_FOUND, JOB_NOT_FOUND or FORBIDDEN otherwise.
+ * SESSION_NOT_FOUND, JOB_NOT_FOUND or FORBIDDEN otherwise. A job of a session that does not exist
+ * in this daemon — one an earlier daemon left (kept by a `keepJobs` shutdown and adopted, or
+ * settled before the restart), whose session nobody opened again — is reached by its session's id
+ * without opening it: opening it would take facts (a cwd, a sandbox) nobody has any more, and
+ * creating it with any facts would grant the same. Anything else there is the missing session.
  */
 function ownedJob(params: { sessionId: string; jobId: string }, { daemon, conn }: HandlerContext): Job | ExecdError {
   const session = daemon.sessions.require(params.sessionId, conn);
-  if (session instanceof ExecdError) return session;
-  return daemon.jobs.require(params.jobId, params.sessionId);
+  if (!(session instanceof ExecdError)) return daemon.jobs.require(params.jobId, params.sessionId);
+  if (daemon.sessions.get(params.sessionId) !== undefined) return session;
+  const left = daemon.jobs.require(params.jobId, params.sessionId);
+  return left instanceof ExecdError ? session : left;
 }
 
 /**

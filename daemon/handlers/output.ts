@@ -1,4 +1,4 @@
-/** `output/read`: pages of the spill and log files reported to a session (SPEC §10). */
+/** `output/read`: pages of the spill and log files reported to a session (docs/jobs.md). */
 import { ExecdError } from '../../protocol/errors.js';
 import { MAX_PAGE_BYTES, OutputRead } from '../../protocol/methods.js';
 import { handler } from '../net/handler.js';

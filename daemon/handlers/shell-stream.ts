@@ -53,7 +53,7 @@ export function openRunStdin(
 
 /**
  * The progress sender of a streamed run, in its encoding, to whichever request is attached to the
- * run now (a keyed run re-sent from another connection, SPEC §14); nothing while that request has
+ * run now (a keyed run re-sent from another connection, docs/reconnect.md); nothing while that request has
  * no `outputToken`; a failed send (the connection went) is dropped.
  */
 export function progressSender(

@@ -104,10 +104,10 @@ export async function awaitRunner(
 }
 
 /**
- * The sandbox runner's wrapping of a spec (SPEC §6): undefined when unconfined, an error when it
+ * The sandbox runner's wrapping of a spec (docs/sandbox.md): undefined when unconfined, an error when it
  * cannot be enforced — also while the runner's probe is out (`awaitRunner` first): fail closed.
- * `warm`: under Landlock, the session's confined spawner starts the command (runs and jobs, SPEC
- * §16); otherwise the launcher wraps it.
+ * `warm`: under Landlock, the session's confined spawner starts the command (runs and jobs,
+ * docs/sandbox-backends.md); otherwise the launcher wraps it.
  */
 export function confineSpec(
   daemon: DaemonContext,
@@ -258,7 +258,7 @@ async function startRun(
     return input;
   }
   const cancel = token.onCancellationRequested(() => controller.abort());
-  // A keyed run answers to whichever request is attached to it now (SPEC §14).
+  // A keyed run answers to whichever request is attached to it now (docs/reconnect.md).
   const attached = ctx.attached ?? (() => ({ conn, params }));
   const flow: OutputFlow = {
     get blocked() {

@@ -1,5 +1,5 @@
 /**
- * The terminal methods (SPEC §9.1). Every one answers TERMINALS_UNAVAILABLE when no PTY can be
+ * The terminal methods (docs/terminals.md). Every one answers TERMINALS_UNAVAILABLE when no PTY can be
  * opened here; only connections that opened a terminal's owner session may touch it.
  */
 import { ExecdError } from '../../protocol/errors.js';

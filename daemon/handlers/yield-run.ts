@@ -1,5 +1,5 @@
 /**
- * `shell/run` with `yieldMs` (SPEC §14). The command runs as a job of the session from its start,
+ * `shell/run` with `yieldMs` (docs/reconnect.md). The command runs as a job of the session from its start,
  * held by the run: so when it still runs at `yieldMs` nothing has to move — the same process goes
  * on as that job, its log already holding the output so far, and the answer names it. A command
  * that ends sooner (or times out, or is cancelled) answers the usual run result and its job is

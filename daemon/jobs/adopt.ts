@@ -1,5 +1,5 @@
 /**
- * Jobs a `daemon/shutdown { keepJobs }` left running (SPEC §14), adopted by the next daemon on
+ * Jobs a `daemon/shutdown { keepJobs }` left running (docs/reconnect.md), adopted by the next daemon on
  * the state dir. Their processes are not its children: it follows each process group by polling
  * until it is gone, kills it by its group as any job, and reads its output from the log files the
  * process still writes. Their exit status was only the earlier daemon's to observe, so a job that

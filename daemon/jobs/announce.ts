@@ -1,5 +1,5 @@
 /**
- * Telling clients about settled jobs (SPEC §1.6): `job/exited` to every connection that has the
+ * Telling clients about settled jobs (docs/jobs.md): `job/exited` to every connection that has the
  * owner session open; a settlement nobody received stays `reported: false` until the session's
  * next `session/open` lists it.
  */

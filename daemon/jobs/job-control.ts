@@ -102,7 +102,7 @@ export async function killAllJobs(table: JobTable, graceMs: number): Promise<voi
 }
 
 /**
- * A `keepJobs` shutdown (SPEC §14): a running job whose output needs no daemon — both streams
+ * A `keepJobs` shutdown (docs/reconnect.md): a running job whose output needs no daemon — both streams
  * written by its process into its log files — is left running, journaled `kept`, and its group
  * untracked so no later step kills it. The others (a sandbox runner's stderr through a pipe, a
  * job being stopped or not spawned yet) are killed as at any shutdown. Resolves with the kept.

@@ -1,5 +1,5 @@
 /**
- * The open stdin of a background job started with `keepStdinOpen` (SPEC §9.4): a FIFO in the
+ * The open stdin of a background job started with `keepStdinOpen` (docs/jobs.md): a FIFO in the
  * session's log directory that the job reads as its stdin and the daemon writes `job/write` data
  * into, without ever blocking (a job that does not read fills its queue up to `maxStdinBytes`, all
  * jobs together up to `maxTotalStdinBytes`, then writes are refused). Closed with `eof`, when the

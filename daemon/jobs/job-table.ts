@@ -1,5 +1,5 @@
 /**
- * The daemon's job table (SPEC §1.6): ids that are never reused, ownership by session, the
+ * The daemon's job table (docs/jobs.md): ids that are never reused, ownership by session, the
  * journal that lets a restarted daemon find every job again, and the bound on settled jobs
  * (`maxSettledJobs`, `settledJobRetentionMs`): past it the oldest settled jobs are released with
  * their log files, so the table, the journal and `daemon/status` stay small however many jobs ran.

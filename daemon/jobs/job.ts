@@ -32,7 +32,7 @@ export class Job {
   keptStdinOpen = false;
   /**
    * True while a `shell/run` with `yieldMs` has not yielded yet: the job is its run's, hidden from
-   * the job methods, and a settlement then is the run's answer, not a job notice (SPEC §14).
+   * the job methods, and a settlement then is the run's answer, not a job notice (docs/reconnect.md).
    */
   held = false;
   /**
@@ -42,7 +42,7 @@ export class Job {
   kept = false;
   /**
    * The `requestKey` of the keyed `shell/start` that created the job and the fingerprint of its
-   * params (journaled), so a restarted daemon still answers its repeat with this job (SPEC §14).
+   * params (journaled), so a restarted daemon still answers its repeat with this job (docs/reconnect.md).
    */
   requestKey: { key: string; fingerprint: string } | undefined;
   /** Stops following an adopted job's process group (set while a restarted daemon follows it). */
@@ -57,7 +57,7 @@ export class Job {
   /** Whether some connection received this job's settlement. */
   reported = false;
   sandbox: SandboxReport | undefined;
-  /** What its resource limits did to it (SPEC §17): set when it settles. */
+  /** What its resource limits did to it (docs/limits.md): set when it settles. */
   limitReport: LimitReport = {};
   /** The consuming reader's position. */
   cursor: ReadCursor = { stdout: 0, stderr: 0 };

@@ -1,5 +1,5 @@
 /**
- * Cleaning up after a crashed daemon (SPEC §5): the process groups of jobs it left running are
+ * Cleaning up after a crashed daemon (docs/reliability.md): the process groups of jobs it left running are
  * killed — unless the pid now belongs to another process, which the start time in `/proc` tells.
  */
 import { signallable, terminateGroup } from '../executor/kill.js';

@@ -1,5 +1,5 @@
 /**
- * The end of a job's status machine (SPEC §1.6): how an outcome becomes `completed`, `killed`,
+ * The end of a job's status machine (docs/jobs.md): how an outcome becomes `completed`, `killed`,
  * `failed` or `lost` (an end no daemon saw: an adopted job's) with its detail. Pure; a spawn failure is never reported as a kill.
  */
 import type { JobStatus } from '../../protocol/types.js';

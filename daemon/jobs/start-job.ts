@@ -3,7 +3,7 @@
  * streams logged from byte 0 (written by the process straight into its log files; stderr through
  * a pipe when a sandbox runner's stderr is scanned), and a watcher that settles the job when its
  * process ends. A job whose streams both go to files needs no daemon to write them: it can
- * outlive a `daemon/shutdown { keepJobs }` (SPEC §14).
+ * outlive a `daemon/shutdown { keepJobs }` (docs/reconnect.md).
  */
 import { join } from 'node:path';
 import { once } from 'node:events';
@@ -37,7 +37,7 @@ export interface StartJobContext {
   logDir: string;
   log: Logger;
   stdin?: string;
-  /** Keep the job's stdin open for `job/write` (SPEC §9.4); `stdin`, if any, is written first. */
+  /** Keep the job's stdin open for `job/write` (docs/jobs.md); `stdin`, if any, is written first. */
   keepStdinOpen?: boolean;
   /** The job's unit in its session's process scope (process-scopes.ts): its escaped processes are found there. */
   unit?: string;

@@ -1,5 +1,5 @@
 /**
- * Pure arithmetic of job reads (SPEC §1.6): turning a slice of a stream's bytes into text without
+ * Pure arithmetic of job reads (docs/jobs.md): turning a slice of a stream's bytes into text without
  * ever splitting a character, and assembling the `[stderr]` delta of a consuming read.
  */
 import { completePrefixLength, decodeUtf8, leadingContinuationBytes } from '../../spill/utf8.js';

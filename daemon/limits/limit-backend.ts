@@ -1,5 +1,5 @@
 /**
- * Where resource limits (SPEC §17) are written: one strategy behind one interface, chosen at start
+ * Where resource limits (docs/limits.md) are written: one strategy behind one interface, chosen at start
  * beside the process scopes (process-scopes.ts) — cgroup v2 controllers delegated to the daemon's
  * subtree, the v1 `memory`/`cpu`/`pids` hierarchies, or none. A unit's and a session's cgroups
  * have the same names in every hierarchy: `<home>/execd-<state>/s-<session>/u-<unit>`.

@@ -1,5 +1,5 @@
 /**
- * The effective resource limits (SPEC §17), computed once per session and per command: a session's
+ * The effective resource limits (docs/limits.md), computed once per session and per command: a session's
  * are its own, else `defaultLimits`, each at most `maxLimits`; `session/update` and a request may
  * only lower them; a limit the cgroups here cannot enforce is `LIMIT_UNAVAILABLE`, or dropped with
  * `limitsOptional`. Pure: the configuration and what is enforceable are passed in.

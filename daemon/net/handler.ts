@@ -15,7 +15,7 @@ export interface HandlerContext {
   /** The request's cancellation (`$/cancelRequest`). */
   token: CancellationToken;
   /**
-   * For a keyed run that may outlive its connection (SPEC §14): the connection and params of the
+   * For a keyed run that may outlive its connection (docs/reconnect.md): the connection and params of the
    * request now waiting for its answer, which a repeat from another connection takes over.
    */
   attached?: () => RunAttachment;

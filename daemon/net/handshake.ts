@@ -1,5 +1,5 @@
 /**
- * Why an `initialize` that did not parse is refused, named (SPEC §2): a protocol version the
+ * Why an `initialize` that did not parse is refused, named (PROTOCOL.md): a protocol version the
  * daemon does not speak is its own error with the versions it does; anything else names the field.
  */
 import type { z } from 'zod';

@@ -1,5 +1,5 @@
 /**
- * Network listeners beside the local socket (SPEC §12): `tls://HOST:PORT` (Node's `tls`, optional
+ * Network listeners beside the local socket (docs/deployment.md): `tls://HOST:PORT` (Node's `tls`, optional
  * client certificates) and, on a loopback address only, plain `tcp://HOST:PORT`.
  *
  * A network listener hands its sockets to the same accept path as the local socket (server.ts), so

@@ -1,5 +1,5 @@
 /**
- * The listening socket (SPEC §2): a private directory, a 0600 socket, and the refusal to start when
+ * The listening socket (PROTOCOL.md): a private directory, a 0600 socket, and the refusal to start when
  * another live daemon already listens there (a stale socket file is removed).
  *
  * Removing a stale file is safe only for the owner of the socket path (ownership.ts): the caller

@@ -1,5 +1,5 @@
 /**
- * Tells a transfer stream (SPEC §13, `TRANSFER_STREAM_PREFIX`) from a JSON-RPC connection by its
+ * Tells a transfer stream (docs/files.md, `TRANSFER_STREAM_PREFIX`) from a JSON-RPC connection by its
  * first bytes. A JSON-RPC peer starts with `Content-Length:`, so one byte usually decides and
  * nothing waits; a stream's preamble line is read whole (at most `MAX_TRANSFER_STREAM_PREAMBLE`).
  */

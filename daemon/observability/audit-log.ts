@@ -1,5 +1,5 @@
 /**
- * The audit log (`--audit-log FILE`, SPEC §18): one JSON line when a command starts and one when it
+ * The audit log (`--audit-log FILE`, docs/observability.md): one JSON line when a command starts and one when it
  * ends, through the daemon log's rotating writer (log-file.ts) with the same `logMaxBytes` and
  * `logMaxFiles` bounds, so a flood of commands cannot fill the disk.
  *

@@ -1,5 +1,5 @@
 /**
- * The observability listener (`--metrics`, SPEC §18): `GET /healthz`, `GET /readyz` and
+ * The observability listener (`--metrics`, docs/observability.md): `GET /healthz`, `GET /readyz` and
  * `GET /metrics`, no token (they name no command, path or session), everything else 404.
  *
  * It is bounded apart from the client sockets, so a flood here never takes a slot or a byte from

@@ -1,5 +1,5 @@
 /**
- * What watches a daemon from outside (SPEC §18), assembled: the observability listener and its
+ * What watches a daemon from outside (docs/observability.md), assembled: the observability listener and its
  * metrics (`--metrics`), the audit log (`--audit-log`), one observer for both. server.ts loads this
  * module only when one of the two flags is given, and the metrics (prom-client) only with `--metrics`.
  */

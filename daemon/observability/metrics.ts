@@ -1,5 +1,5 @@
 /**
- * The Prometheus metrics (SPEC §18), on `prom-client`'s own registry. This module is the only one
+ * The Prometheus metrics (docs/observability.md), on `prom-client`'s own registry. This module is the only one
  * that imports prom-client, and it is loaded (`import()`) only when `--metrics` is given: a daemon
  * without the listener never reads the library (test/observability/loading.test.ts).
  *

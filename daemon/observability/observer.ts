@@ -1,5 +1,5 @@
 /**
- * The one seam between the daemon and what watches it (SPEC §18): the handlers report commands,
+ * The one seam between the daemon and what watches it (docs/observability.md): the handlers report commands,
  * requests and file bytes to a `DaemonObserver`. With neither `--metrics` nor `--audit-log` the
  * observer is `NO_OBSERVER`, whose methods do nothing, so the hot paths never load the metrics
  * library or allocate an event: `observedCommand` returns the shared no-op watch before it builds

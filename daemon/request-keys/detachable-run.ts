@@ -1,5 +1,5 @@
 /**
- * A keyed `shell/run` or `terminal/run` that outlives its connection (SPEC §14): when the
+ * A keyed `shell/run` or `terminal/run` that outlives its connection (docs/reconnect.md): when the
  * connection it answers to closes, it keeps running for `reconnectGraceMs`; a repeat of its key
  * from another connection of the session takes it over (streamed output goes there from then on),
  * and past the grace with no one attached it is cancelled, as a run of a dropped connection always

@@ -1,5 +1,5 @@
 /**
- * Request keys that outlive the daemon (SPEC §14): the key of a keyed `shell/start` is journaled
+ * Request keys that outlive the daemon (docs/reconnect.md): the key of a keyed `shell/start` is journaled
  * with the job it created, so after a restart a repeat of it — a reconnecting client re-sending a
  * start whose answer the old daemon never delivered — answers that job instead of starting a
  * second one. Other keys live in memory only: their effects are either repeatable or gone with

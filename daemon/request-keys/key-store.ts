@@ -1,5 +1,5 @@
 /**
- * The request keys each session remembers (SPEC §14), with the answer each got: in flight (a
+ * The request keys each session remembers (docs/reconnect.md), with the answer each got: in flight (a
  * promise) or settled. Bounded per session in count (`maxRequestKeysPerSession`) and in answer
  * bytes (`maxRequestKeyBytesPerSession`), and in age (`requestKeyRetentionMs` after the answer).
  * Past a bound the oldest answered keys are forgotten first; keys still in flight are never

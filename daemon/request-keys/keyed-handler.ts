@@ -1,5 +1,5 @@
 /**
- * The one wrapper that gives every keyed method (SPEC §14) its request-key semantics: a repeat of
+ * The one wrapper that gives every keyed method (docs/reconnect.md) its request-key semantics: a repeat of
  * a key in the same session answers the first answer (waiting for it while in flight) and acts
  * no more; the same key with other params is INVALID_PARAMS. Runs that may outlive their
  * connection (`shell/run`, `terminal/run`) get a `DetachableRun` as their cancellation.

@@ -1,5 +1,5 @@
 /**
- * The bubblewrap command line of a confined run (SPEC §6), as a pure function of the plan.
+ * The bubblewrap command line of a confined run (docs/sandbox.md), as a pure function of the plan.
  *
  * Layout, in mount order (a later mount covers an earlier one):
  * 1. the whole filesystem read-only, a fresh `/dev` and `/proc`, a private writable `/tmp`;

@@ -1,5 +1,5 @@
 /**
- * The warm confined spawner of the Landlock runner (SPEC §16). Starting a confined command used to
+ * The warm confined spawner of the Landlock runner (docs/sandbox-backends.md). Starting a confined command used to
  * start a Node process for it (landlock-launcher.ts: load koffi, restrict, exec the shell): ~100 ms
  * per command. Instead, one helper process per (session, effective policy) restricts itself once
  * (confined-worker.ts) and then forks every command of that policy: each is born inside the

@@ -1,5 +1,5 @@
 /**
- * The confined spawner process (SPEC §16, see confined-spawners.ts): a spawner process that, told
+ * The confined spawner process (docs/sandbox-backends.md, see confined-spawners.ts): a spawner process that, told
  * its plan by the first message on its channel, restricts itself — the launcher's own step
  * (`restrict` in landlock-launcher.ts: the Landlock ruleset, `PR_SET_NO_NEW_PRIVS`, the seccomp
  * filter) — and only then serves spawn orders like the daemon's spawner (spawn-service.ts). Every

@@ -1,5 +1,5 @@
 /**
- * What a request's `sandboxPolicy` may ask of its session (SPEC §6): it may always narrow the
+ * What a request's `sandboxPolicy` may ask of its session (docs/sandbox.md): it may always narrow the
  * session's confinement, and widen it only to a mode the session's opener listed in
  * `escalationTargets`. Pure.
  */
@@ -13,7 +13,7 @@ export interface SessionSandboxFacts {
   /** The writable root of `workspace-write` (and of a `workspace-write` escalation); fixed at open. */
   workspaceRoot: string;
   escalationTargets: EscalationTarget[];
-  /** `off` when the session's commands have no network (SPEC §15); absent: on. */
+  /** `off` when the session's commands have no network (docs/sandbox-backends.md); absent: on. */
   network?: NetworkPolicy;
 }
 

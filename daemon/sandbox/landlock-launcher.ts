@@ -1,5 +1,5 @@
 /**
- * The Landlock launcher (SPEC §15): a script the daemon runs with `node` in place of the command.
+ * The Landlock launcher (docs/sandbox-backends.md): a script the daemon runs with `node` in place of the command.
  * It builds the ruleset of its plan, sets `PR_SET_NO_NEW_PRIVS`, restricts itself and then
  * `execvpe`s the command in the same process, so the shell and everything it starts stay in the
  * domain, keep the pid the daemon tracks, and report their own exit status. Every failure before
@@ -203,7 +203,7 @@ function capabilitySets(): Record<'CapInh' | 'CapPrm' | 'CapEff' | 'CapBnd' | 'C
 }
 
 /**
- * Drops every capability before the command runs (SPEC §16): the ambient set, the bounding set
+ * Drops every capability before the command runs (docs/sandbox-backends.md): the ambient set, the bounding set
  * and root's gain at exec where this process may change them (`CAP_SETPCAP`: a root daemon), then
  * the effective, permitted and inheritable sets. Checked afterwards: a set left non-empty is the
  * launcher's failure. An unprivileged daemon's bounding set stays as it was; with

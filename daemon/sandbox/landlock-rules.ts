@@ -1,5 +1,5 @@
 /**
- * The Landlock ruleset of a confined run (SPEC §15), as pure functions of the plan.
+ * The Landlock ruleset of a confined run (docs/sandbox-backends.md), as pure functions of the plan.
  *
  * Landlock can only allow: a rule grants rights beneath a directory, never takes them away below
  * it. To keep the daemon's state and socket directories (and so other sessions' spill

@@ -1,5 +1,5 @@
 /**
- * The Landlock runner (SPEC §15): the command is started as `node landlock-launcher.js <plan>
+ * The Landlock runner (docs/sandbox-backends.md): the command is started as `node landlock-launcher.js <plan>
  * <argv…>`, which confines itself and execs the command in place. This module builds that argv
  * and the launcher's environment, and probes at start-up whether the kernel lets it run.
  */

@@ -1,6 +1,6 @@
 /**
  * The sandbox runner of this daemon: bubblewrap or Landlock, chosen and probed once at start-up
- * (SPEC §6, §15). A confined mode is only ever run through a runner that the probe showed
+ * (docs/sandbox.md, docs/sandbox-backends.md). A confined mode is only ever run through a runner that the probe showed
  * working; otherwise it fails closed with SANDBOX_UNAVAILABLE and nothing runs. Landlock's probe
  * (a launcher process) does not hold up the daemon's start: until it answers, `initialize` reports
  * what the kernel offers, and a confined command waits for the probe's answer.

@@ -1,6 +1,7 @@
 /**
- * The seccomp filter the Landlock launcher adds (SPEC §6, §15, §16). Landlock up to ABI 7 does not
- * mediate `connect(2)` to a path socket, so a confined command could reach the daemon's socket:
+ * The seccomp filter the Landlock launcher adds (docs/sandbox.md, docs/sandbox-backends.md).
+ * Landlock up to ABI 7 does not mediate `connect(2)` to a path socket, so a confined command could
+ * reach the daemon's socket:
  * the filter refuses `socket(AF_UNIX, …)` with EACCES (`socketpair` keeps working, so do pipes and
  * node's IPC), and `io_uring_setup`, which could create a socket past it. Under `network: 'off'`
  * it refuses every `socket(2)` whatever its family and protocol — TCP, MPTCP, UDP, SCTP, raw,

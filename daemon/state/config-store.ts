@@ -1,5 +1,5 @@
 /**
- * The live configuration (SPEC §1.1). Sources, later wins: built-in defaults,
+ * The live configuration (docs/configuration.md). Sources, later wins: built-in defaults,
  * `<stateDir>/config.json`, `serve` flags, `config/set`. A bad value is refused where it is written.
  */
 import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';

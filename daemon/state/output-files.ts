@@ -1,5 +1,5 @@
 /**
- * `output/read` (SPEC §10): a client that cannot open the daemon's files (another container,
+ * `output/read` (docs/jobs.md): a client that cannot open the daemon's files (another container,
  * another host) pages through every spill and log file the daemon reported to its session — and
  * through nothing else. A path is readable when it is, character for character, a foreground
  * run's spill path answered to that session (or, after a restart, left in its spill directory by

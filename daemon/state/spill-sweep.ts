@@ -1,5 +1,5 @@
 /**
- * The retention sweep of spill and log files (SPEC §1.5): the one deleter besides `job/release`
+ * The retention sweep of spill and log files (docs/jobs.md): the one deleter besides `job/release`
  * and `session/close`. A path reported to a client stays valid until one of those removes it.
  *
  * Policy: a file that is still open for writing (its run or job is producing it) is never removed.

@@ -1,5 +1,5 @@
 /**
- * CR LF → LF for stream results (SPEC §9.1): a PTY turns every `\n` a program prints into `\r\n`.
+ * CR LF → LF for stream results (docs/terminals.md): a PTY turns every `\n` a program prints into `\r\n`.
  * Pure; a streaming variant holds a trailing CR until the next chunk tells what follows it.
  */
 

@@ -1,5 +1,5 @@
 /**
- * A terminal's input, written to the PTY in chunks with back-pressure (SPEC §9.1, issue 27.1). The
+ * A terminal's input, written to the PTY in chunks with back-pressure (docs/terminals.md). The
  * PTY master is a blocking descriptor for the PTY library (a master cannot be reopened), and a
  * program that echoes its input slowly (readline: ~7.5 s per MiB) kept the event loop in one
  * `write` for that long, stalling every client. Here the descriptor is non-blocking: each step

@@ -1,5 +1,5 @@
 /**
- * Killing everything on a terminal (SPEC §9.1): the program, its jobs, and anything else still in
+ * Killing everything on a terminal (docs/terminals.md): the program, its jobs, and anything else still in
  * its session, disowned children included. SIGHUP and SIGTERM first (what closing a terminal
  * window sends; an interactive bash ignores SIGTERM alone), SIGKILL after `graceMs` to whatever is
  * left. Each process is matched by pid and start time, so a reused pid is never hit.

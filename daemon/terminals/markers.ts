@@ -1,5 +1,5 @@
 /**
- * The daemon's private OSC 133 sequences (SPEC §9.1): the prompt marker its `PROMPT_COMMAND`
+ * The daemon's private OSC 133 sequences (docs/terminals.md): the prompt marker its `PROMPT_COMMAND`
  * prints before each prompt, and the start and end markers around a `terminal/run` command. Each
  * carries the terminal's secret, so only the daemon's own sequences are recognised and stripped;
  * a program printing any other OSC 133 passes through untouched. Pure: no I/O.

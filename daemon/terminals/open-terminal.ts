@@ -1,7 +1,7 @@
 /**
- * Opening a terminal (SPEC §9.1): the program (`bash --noprofile --norc -i` with the daemon's
- * prompt marker, or the request's `argv`), its working directory, the §1.4 environment with
- * `TERM=xterm-256color`, the session's sandbox mode (the same bwrap runner as §6), the limits, and
+ * Opening a terminal (docs/terminals.md): the program (`bash --noprofile --norc -i` with the daemon's
+ * prompt marker, or the request's `argv`), its working directory, the session environment with
+ * `TERM=xterm-256color`, the session's sandbox mode (the same bwrap runner as a run's), the limits, and
  * the wait for the first readiness whose output becomes `motd`.
  */
 import { randomBytes } from 'node:crypto';

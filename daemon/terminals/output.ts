@@ -1,5 +1,5 @@
 /**
- * Bounding terminal output for results (SPEC §9.1): CR LF → LF, the tail of at most
+ * Bounding terminal output for results (docs/terminals.md): CR LF → LF, the tail of at most
  * `maxOutputBytes` kept, cut on a UTF-8 character boundary. Pure.
  */
 import { decodeUtf8, leadingContinuationBytes } from '../../spill/utf8.js';

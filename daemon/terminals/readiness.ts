@@ -1,5 +1,5 @@
 /**
- * Waiting until a terminal's program is ready for more input (SPEC §9.1), by the readiness tiers
+ * Waiting until a terminal's program is ready for more input (docs/terminals.md), by the readiness tiers
  * in order: the prompt marker (while the shell owns the foreground), `stdin_read` from /proc,
  * `inferred_idle`, `timeout`, `session_exit`. The prompt marker is seen from the PTY's data event,
  * not from a polling loop; only the /proc tier polls.
@@ -40,7 +40,7 @@ export interface WaitOptions {
 }
 
 /**
- * The waits in place now, taken just before writing `input` so they do not count (SPEC §9.1).
+ * The waits in place now, taken just before writing `input` so they do not count (docs/terminals.md).
  * Input that ends a line (CR, which the PTY delivers in canonical and raw mode alike) wakes every
  * read, poll, select or epoll wait on the terminal, so each wait in place ends by itself and the
  * /proc scan (~0.3-0.8 ms here) is skipped on that hot path; text without Enter may leave a wait

@@ -1,7 +1,7 @@
 /**
  * The output of one `terminal/run` between its start and end markers: CR LF → LF, the tail of
  * `maxOutputBytes` in memory, and from the moment it passes that, the whole of it in a spill file
- * (SPEC §1.5) whose path the result names.
+ * (docs/jobs.md) whose path the result names.
  */
 import { SpillFile } from '../../spill/spill-file.js';
 import { TailBuffer } from '../../spill/tail-buffer.js';

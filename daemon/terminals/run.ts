@@ -1,5 +1,5 @@
 /**
- * `terminal/run` (SPEC §9.1), the persistent-shell command: the command is typed between two
+ * `terminal/run` (docs/terminals.md), the persistent-shell command: the command is typed between two
  * markers carrying a fresh nonce, evaluated in the shell itself (so `cd` and `export` persist),
  * and the result is exactly what it printed between them with its exit status. Output that
  * contains an old marker or a raw OSC 133 cannot end it early: only this run's nonce counts.

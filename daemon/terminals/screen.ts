@@ -1,5 +1,5 @@
 /**
- * The screen view of a terminal (SPEC §9.1 `view: 'screen'`): the output fed through
+ * The screen view of a terminal (docs/terminals.md `view: 'screen'`): the output fed through
  * `@xterm/headless`, rendered as the text a person would see now (cursor moves applied, the
  * alternate screen of `less` or `vim` shown, colours dropped).
  *

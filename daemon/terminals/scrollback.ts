@@ -1,5 +1,5 @@
 /**
- * A terminal's scrollback ring (SPEC §9.1): the last `terminalScrollbackBytes` of its output
+ * A terminal's scrollback ring (docs/terminals.md): the last `terminalScrollbackBytes` of its output
  * (private markers already stripped), addressed by byte offsets from the terminal's start. A
  * reader that fell behind the ring learns how many bytes it missed.
  */

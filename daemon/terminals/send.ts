@@ -1,5 +1,5 @@
 /**
- * `terminal/send` (SPEC §9.1): write text (and Enter with `submit`), then wait for the first
+ * `terminal/send` (docs/terminals.md): write text (and Enter with `submit`), then wait for the first
  * readiness tier; the result is what the terminal printed since the write, bounded.
  */
 import type { CancellationToken } from 'vscode-jsonrpc';

@@ -1,4 +1,4 @@
-/** Signals to a terminal's foreground process group (SPEC §9.1): never by writing `\x03`. */
+/** Signals to a terminal's foreground process group (docs/terminals.md): never by writing `\x03`. */
 import type { TerminalSignalName } from '../../protocol/terminal.js';
 import type { Terminal } from './terminal.js';
 

@@ -1,5 +1,5 @@
 /**
- * The `stdin_read` readiness tier (SPEC §9.1): is a process of the terminal's foreground group
+ * The `stdin_read` readiness tier (docs/terminals.md): is a process of the terminal's foreground group
  * blocked reading or polling this terminal? Read from /proc without native code: the blocked
  * syscall of each thread and the device of the fd it waits on. The fd counts when its device is
  * the PTY's slave, or when it is `/dev/tty` of a process whose controlling terminal is this PTY;

@@ -1,5 +1,5 @@
 /**
- * Ending a timed-out `terminal/run` without losing the shell (SPEC §9.1): the command is the
+ * Ending a timed-out `terminal/run` without losing the shell (docs/terminals.md): the command is the
  * terminal's foreground process group, and only that group is signalled — SIGINT, then after
  * `graceMs` without the prompt SIGTERM, then after another `graceMs` SIGKILL — so the shell keeps
  * its directory, exports, history and virtualenv. A program that takes SIGINT and stays (`less`

@@ -1,5 +1,5 @@
 /**
- * Queries a program asks its terminal (SPEC §9.1): the cursor position (`ESC [ 6 n`), the
+ * Queries a program asks its terminal (docs/terminals.md): the cursor position (`ESC [ 6 n`), the
  * terminal's status (`ESC [ 5 n`), its device attributes (`ESC [ c`, `ESC [ > c`) and its
  * foreground and background colours (`ESC ] 10 ; ?`, `ESC ] 11 ; ?`). A person's terminal answers
  * them on the program's input and shows nothing; so does a daemon terminal: the filter below takes

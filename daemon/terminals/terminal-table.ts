@@ -1,5 +1,5 @@
 /**
- * The daemon's terminals (SPEC §9.1): ids that are never reused, ownership by session, the
+ * The daemon's terminals (docs/terminals.md): ids that are never reused, ownership by session, the
  * journal, the clean-up when a program exits or a terminal is closed, and the idle close.
  */
 import { ExecdError } from '../../protocol/errors.js';

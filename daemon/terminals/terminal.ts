@@ -1,5 +1,5 @@
 /**
- * One daemon terminal (SPEC §9.1): a PTY and its program, the filtered output stream (private
+ * One daemon terminal (docs/terminals.md): a PTY and its program, the filtered output stream (private
  * markers removed and reported, terminal queries removed and answered), the scrollback ring, the emulated screen, the attached
  * connections, and the facts its snapshot reports.
  */

@@ -1,5 +1,5 @@
 /**
- * Time-bounded regular expressions for `job/wait` `until.output` (SPEC §14). JavaScript's engine
+ * Time-bounded regular expressions for `job/wait` `until.output` (docs/reconnect.md). JavaScript's engine
  * backtracks, so a pattern from a client can take exponential time; V8's linear-time engine is
  * experimental, behind a flag, and refuses back-references and lookaround. So a check runs on one
  * worker thread (started by the first check, ended after HELPER_IDLE_MS without one), on bounded

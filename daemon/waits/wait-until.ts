@@ -1,5 +1,5 @@
 /**
- * `job/wait` with `until` (SPEC §14): until the job settles, its output matches a pattern, a TCP
+ * `job/wait` with `until` (docs/reconnect.md): until the job settles, its output matches a pattern, a TCP
  * port on the loopback accepts, a path exists, or the timeout passes — whichever comes first.
  * Conditions are polled every `POLL_MS` (an agent waits for a dev server in one call, and learns
  * of its port within a poll of it opening); a pattern is checked only when output grew, on the

@@ -37,6 +37,17 @@ function cliStop(daemon: TestDaemon, args: string[]): Promise<{ code: number | n
   return new Promise((resolve) => child.once('exit', (code) => resolve({ code, stdout })));
 }
 
+/** Runs the built `execd ARGS` against `daemon`; resolves with its exit code, stdout and stderr. */
+function cli(daemon: TestDaemon, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const env = { ...process.env, EXECD_SOCKET: daemon.socketPath, EXECD_STATE_DIR: daemon.stateDir };
+  const child = spawn(process.execPath, [CLI, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (text: string) => (stdout += text));
+  child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
+  return new Promise((resolve) => child.once('exit', (code) => resolve({ code, stdout, stderr })));
+}
+
 /** The numbers of `prefix N` lines in `text`, in order. */
 function numbers(text: string, prefix: string): number[] {
   return [...text.matchAll(new RegExp(`^${prefix} (\\d+)$`, 'gm'))].map((match) => Number(match[1]));
@@ -143,6 +154,37 @@ describe('execd stop --keep-jobs', { timeout: 90_000 }, () => {
     expect(other.message).toContain('requestKey reused with other params');
     expect(await after.call(JobKill, { sessionId: 's1', jobId: started.jobId })).toEqual({ killed: true });
     expect(await waitPidsGone([started.pid])).toEqual([]);
+  });
+
+  it('execd read, wait and kill reach an adopted job before anyone opens its session again, and create none', async () => {
+    const first = await startDaemon();
+    const client = await first.session('s1');
+    const job = await client.call(ShellStart, { sessionId: 's1', command: 'echo before; exec sleep 300' });
+    await waitFor(
+      async () => (await client.call(JobPeek, { sessionId: 's1', jobId: job.jobId })).stdout.text === 'before\n',
+      'the job to print',
+    );
+    await client.call(DaemonShutdown, { keepJobs: true });
+    await first.stop();
+    const second = await startDaemon({ stateDir: first.stateDir, socketPath: first.socketPath });
+    const read = await cli(second, ['read', job.jobId, '--session', 's1']);
+    expect(read).toMatchObject({ code: 0, stdout: 'before\n' });
+    // A job the daemon does not hold for that session is still the missing session, named.
+    const other = await cli(second, ['read', 'bash-99', '--session', 's1']);
+    expect(other.code).not.toBe(0);
+    expect(other.stderr).toContain('no session s1 in the daemon');
+    const typo = await cli(second, ['read', job.jobId, '--session', 's2']);
+    expect(typo.code).not.toBe(0);
+    expect(typo.stderr).toContain('no session s2 in the daemon');
+    const killed = await cli(second, ['kill', job.jobId, '--session', 's1']);
+    expect(killed.code).toBe(0);
+    expect(await waitPidsGone([job.pid])).toEqual([]);
+    const waited = await cli(second, ['wait', job.jobId, '--session', 's1']);
+    // Killed by a signal: 128+n (an adopted job's group may get SIGKILL at once).
+    expect([128 + 15, 128 + 9]).toContain(waited.code);
+    // Looking and killing created no session: the daemon has none.
+    const status = await (await second.connect()).call(DaemonStatus, {});
+    expect(status.sessions.map((entry) => entry.sessionId)).toEqual([]);
   });
 
   it('a plain stop still kills every job, and the next daemon lists it killed', async () => {

@@ -2,16 +2,17 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import type { SessionLimits } from '../../protocol/limits.js';
 import { createTerminalTools, type TerminalToolDetails, type ToolResult } from '../../client/tool/index.js';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { waitFor } from '../helpers/wait.js';
 
 const IDLE_MS = 700;
 
-async function terminalTools(daemon: TestDaemon, sessionId = 'agent') {
+async function terminalTools(daemon: TestDaemon, sessionId = 'agent', limits?: SessionLimits) {
   const tools = await createTerminalTools({
     client: await daemon.connect(),
-    session: { id: sessionId, cwd: daemon.dir },
+    session: { id: sessionId, cwd: daemon.dir, ...(limits && { limits }) },
     idleMs: IDLE_MS,
   });
   const byName = Object.fromEntries(tools.tools.map((tool) => [tool.name, tool]));
@@ -55,6 +56,41 @@ describe('the terminal tools through a real daemon', { timeout: 60_000 }, () => 
     expect(lastLine(sent)).toBe('[ready: prompt]');
     const list = await call('terminal_list');
     expect(list.text).toMatch(new RegExp(`^${id}\\s+running\\s+bash .*work$`, 'm'));
+  });
+
+  it("shows a command line's exit status before [ready: prompt], none for 0", async () => {
+    const daemon = await startDaemon();
+    const { call, open } = await terminalTools(daemon);
+    const id = await open();
+    const failed = await call('terminal_send', { terminal_id: id, text: 'echo before; (exit 3)' });
+    expect(failed.text).toMatch(/^before$/m);
+    expect(failed.text.split('\n').slice(-2)).toEqual(['[exit code: 3]', '[ready: prompt]']);
+    expect(failed.details).toMatchObject({ kind: 'send', result: { waitReason: 'prompt', exitCode: 3 } });
+    const fine = await call('terminal_send', { terminal_id: id, text: 'echo fine' });
+    expect(fine.text).toMatch(/^fine$/m);
+    expect(lastLine(fine)).toBe('[ready: prompt]');
+    expect(fine.text).not.toContain('[exit code');
+  });
+
+  it('shows a process its memory limit killed before the readiness line; the shell lives on', async () => {
+    const MiB = 1024 * 1024;
+    const daemon = await startDaemon();
+    const { call, open } = await terminalTools(daemon, 'agent', { memoryBytes: 64 * MiB });
+    const id = await open();
+    const killed = await call('terminal_send', {
+      terminal_id: id,
+      text: `/usr/bin/python3 -c 'x = bytearray(200 << 20); print("survived")'`,
+    });
+    expect(killed.text).not.toMatch(/^survived$/m);
+    expect(killed.text.split('\n').slice(-3)).toEqual([
+      '[killed: out of memory (limit 64 MiB)]',
+      '[exit code: 137]',
+      '[ready: prompt]',
+    ]);
+    const next = await call('terminal_send', { terminal_id: id, text: 'echo still-here' });
+    expect(next.text).toMatch(/^still-here$/m);
+    expect(lastLine(next)).toBe('[ready: prompt]');
+    expect(next.text).not.toContain('[killed');
   });
 
   it('tells a program that waits for input, and a REPL opened with argv', async () => {

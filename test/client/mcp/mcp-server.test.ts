@@ -8,6 +8,8 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { LoggingMessageNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { ChildProcess } from 'node:child_process';
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { yieldedLine } from '../../../client/terminal-render.js';
+import { SessionOpen, TerminalList, TerminalRead } from '../../../protocol/methods.js';
 import { createShellTools } from '../../../client/tool/index.js';
 import { CLI, startDaemon, waitPidsGone, type TestDaemon } from '../../helpers/daemon.js';
 import { waitFor } from '../../helpers/wait.js';
@@ -119,6 +121,36 @@ describe('execd mcp', () => {
     expect(text(answered)).toContain('got hi');
     const closed = await call('terminal_close', { terminal_id: terminalId });
     expect(closed.isError).toBe(false);
+  });
+
+  it('with --persistent --yield-ms: a command still going answers with its output so far; the next call shows the rest', async () => {
+    const daemon = await startDaemon();
+    const { call, text } = await mcpClient(daemon, 'mcp-yield', ['--persistent', '--yield-ms', '1500']);
+    const count = `python3 -c 'import time; [print(i, flush=True) or time.sleep(1) for i in range(4)]'`;
+    const first = await call('bash', { command: count, description: 'Count slowly' });
+    expect(first.isError).toBeFalsy();
+    expect(text(first)).toMatch(/^0\n(1\n)?\[still running after 1500ms; /);
+    expect(text(first).endsWith(yieldedLine(1_500))).toBe(true);
+    // Once the count ended, the next call shows what it printed since, then runs at the prompt.
+    const watcher = await daemon.connect();
+    await watcher.call(SessionOpen, { sessionId: 'mcp-yield' });
+    const [terminal] = await watcher.call(TerminalList, { sessionId: 'mcp-yield' });
+    await waitFor(
+      async () =>
+        (await watcher.call(TerminalRead, { sessionId: 'mcp-yield', terminalId: terminal!.id })).exitCode !== undefined,
+      'the count to end',
+    );
+    const next = await call('bash', { command: 'echo after', description: 'Show the rest' });
+    expect(text(next)).toMatch(/3\n[^]*after\n/);
+  });
+
+  it('refuses a --yield-ms that is not a whole number of milliseconds', async () => {
+    const daemon = await startDaemon();
+    const result = await failedStart(daemon, ['--persistent', '--yield-ms', '1.5']);
+    expect(result.code).toBe(2);
+    expect(result.stderr()).toContain(
+      '--yield-ms must be a whole number of milliseconds between 1 and 86400000, got "1.5"',
+    );
   });
 
   it('exits when its stdin closes and leaves no process behind', async () => {

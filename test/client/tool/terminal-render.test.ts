@@ -126,6 +126,45 @@ describe('terminal tool rendering', () => {
     );
   });
 
+  it("shows a send's exit status at the prompt as the persistent bash shows a typed command's", () => {
+    const prompt = { reason: 'prompt' } as const;
+    expect(renderTerminalSend({ output: 'out\n', truncated: false, readiness: prompt, exitCode: 0 })).toBe(
+      'out\n[ready: prompt]',
+    );
+    expect(renderTerminalSend({ output: 'out\n', truncated: false, readiness: prompt, exitCode: 3 })).toBe(
+      'out\n[exit code: 3]\n[ready: prompt]',
+    );
+    expect(renderTerminalSend({ output: '', truncated: false, readiness: prompt, exitCode: 1 })).toBe(
+      '(no output)\n[exit code: 1]\n[ready: prompt]',
+    );
+    // Only a prompt proves the command line ended.
+    expect(
+      renderTerminalSend({ output: 'out\n', truncated: false, readiness: { reason: 'stdin_read' }, exitCode: 3 }),
+    ).toBe('out\n[ready: waiting for input]');
+  });
+
+  it("shows what a terminal's limits did before the readiness line", () => {
+    expect(
+      renderTerminalSend({
+        output: 'Killed\n',
+        truncated: false,
+        readiness: { reason: 'prompt' },
+        exitCode: 137,
+        limits: { oomKilled: true, oomLimitBytes: 64 * 1024 * 1024, pidsLimitReached: 32 },
+      }),
+    ).toBe(
+      'Killed\n[limit: process count 32 reached]\n[killed: out of memory (limit 64 MiB)]\n[exit code: 137]\n[ready: prompt]',
+    );
+    expect(
+      renderTerminalSend({
+        output: 'x\n',
+        truncated: false,
+        readiness: { reason: 'inferred_idle', idleMs: 700 },
+        limits: { oomKilled: true },
+      }),
+    ).toBe('x\n[killed: out of memory]\n[not proven ready: no output for 700ms]');
+  });
+
   it('tells how a terminal exited', () => {
     expect(terminalExitedLine({ exitCode: null, signal: 'SIGTERM' })).toBe(
       '[terminal exited: killed by signal SIGTERM]',
