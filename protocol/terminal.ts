@@ -84,6 +84,8 @@ export interface TerminalSendResult extends LimitReport {
   cursor: number;
   /** True when `output` is not everything printed since the write. */
   truncated: boolean;
+  /** The timeout that applied: the request's, else `timeoutMs`, capped by `maxTimeoutMs` of the session's bound configuration. */
+  timeoutMs: number;
   terminal: TerminalSnapshot;
 }
 
@@ -120,6 +122,8 @@ export interface TerminalRunResult extends LimitReport {
   waitReason: TerminalWaitReason;
   /** Stream offset just past what this run consumed. */
   cursor: number;
+  /** The timeout that applied: the request's, else `timeoutMs`, capped by `maxTimeoutMs` of the session's bound configuration. */
+  timeoutMs: number;
   terminal: TerminalSnapshot;
 }
 
