@@ -244,12 +244,18 @@ export const NARROWING_FIELDS = [
  * Every other field (defaults such as `cwd`, `defaultSandboxMode`) is the snapshot's.
  */
 export function boundConfig(snapshot: Config, live: Config): Config {
-  const bound: Config = { ...snapshot, enableRunInBackground: snapshot.enableRunInBackground && live.enableRunInBackground };
+  const bound: Config = {
+    ...snapshot,
+    enableRunInBackground: snapshot.enableRunInBackground && live.enableRunInBackground,
+  };
   for (const field of NARROWING_FIELDS) bound[field] = Math.min(snapshot[field], live[field]);
   return bound;
 }
 
 /** The timeout a command runs with: the request's, else `timeoutMs`, capped by `maxTimeoutMs`. */
-export function clampTimeout(requested: number | undefined, config: Pick<Config, 'timeoutMs' | 'maxTimeoutMs'>): number {
+export function clampTimeout(
+  requested: number | undefined,
+  config: Pick<Config, 'timeoutMs' | 'maxTimeoutMs'>,
+): number {
   return Math.min(requested ?? config.timeoutMs, config.maxTimeoutMs);
 }

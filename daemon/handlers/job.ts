@@ -226,7 +226,9 @@ export const jobHandlers = [
 
   handler(JobPeek, (params, ctx) => {
     const job = ownedJob(params, ctx);
-    return job instanceof ExecdError ? job : peekJob(job, params, configFor(ctx.daemon, params.sessionId).maxOutputBytes);
+    return job instanceof ExecdError
+      ? job
+      : peekJob(job, params, configFor(ctx.daemon, params.sessionId).maxOutputBytes);
   }),
 
   handler(JobWait, async (params, ctx) => {
