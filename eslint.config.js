@@ -25,7 +25,8 @@ const disableWithReason = {
 
 /**
  * Who may import whom: the client side (library, tools, MCP server, CLI) imports nothing from
- * daemon/ — the CLI's `serve` only daemon/index.ts —, daemon/ imports nothing from client/, and
+ * daemon/ — the CLI's `serve` only daemon/index.ts —, the library nothing from client/cli/,
+ * daemon/ imports nothing from client/, and
  * what both need lives in shared/ or protocol/, which import neither.
  */
 const DAEMON = '(^|/)daemon/';
@@ -33,12 +34,16 @@ const CLIENT = '(^|/)client/';
 const SHARED_HINT = 'what both sides need lives in shared/ or protocol/';
 /** The rules that refuse static and dynamic imports whose path matches one of `regexes`. */
 function forbid(regexes, message) {
+  return forbidEach(regexes.map((regex) => [regex, message]));
+}
+/** The same for `[regex, message]` pairs, each refused import named with its own message. */
+function forbidEach(pairs) {
   return {
     rules: {
-      'no-restricted-imports': ['error', { patterns: regexes.map((regex) => ({ regex, message })) }],
+      'no-restricted-imports': ['error', { patterns: pairs.map(([regex, message]) => ({ regex, message })) }],
       'no-restricted-syntax': [
         'error',
-        ...regexes.map((regex) => ({
+        ...pairs.map(([regex, message]) => ({
           selector: `ImportExpression[source.value=/${regex.replaceAll('/', '\\/')}/]`,
           message,
         })),
@@ -46,11 +51,22 @@ function forbid(regexes, message) {
     },
   };
 }
+/** The CLI's modules, from anywhere: `./cli/…`, `../cli/…`, `…/client/cli/…`. */
+const CLI = '(^|/)cli/';
 const importRules = [
   {
-    files: ['client/**/*.ts'],
+    files: ['client/cli/**/*.ts'],
     ignores: ['client/cli/serve.ts'],
     ...forbid([DAEMON], `the client side imports nothing from daemon/; ${SHARED_HINT}`),
+  },
+  {
+    // The library (and its tools and MCP server) stands without the CLI, which is built on it.
+    files: ['client/**/*.ts'],
+    ignores: ['client/cli/**'],
+    ...forbidEach([
+      [DAEMON, `the client side imports nothing from daemon/; ${SHARED_HINT}`],
+      [CLI, 'the client library imports nothing from client/cli/; what both need lives in client/'],
+    ]),
   },
   {
     files: ['client/cli/serve.ts'],

@@ -16,7 +16,7 @@ export async function connect(
   if (options.keepAliveMs !== undefined) assertKeepAliveMs(options.keepAliveMs);
   if (options.autoStart && options.url === undefined) {
     // Loaded only on this path: starting a daemon pulls in its lock and state-dir modules.
-    const { connectOrStart } = await import('./cli/autostart.js');
+    const { connectOrStart } = await import('./autostart.js');
     return connectOrStart(resolveEndpoint(options), { ...options, autoStart: false });
   }
   return openConnection(options);

@@ -3,6 +3,7 @@
  * tools and their rendering. Method declarations and protocol types are in `execd-daemon/protocol`.
  */
 export { connect } from './connect.js';
+export { AutostartError } from './autostart-error.js';
 export {
   ExecdClient,
   ExecdConnectError,

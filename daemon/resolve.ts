@@ -3,7 +3,7 @@
  * Pure: everything it reads is passed in.
  */
 import { isAbsolute, resolve as resolvePath } from 'node:path';
-import type { Config } from '../protocol/config.js';
+import { clampTimeout, type Config } from '../protocol/config.js';
 import type { ExecRequest } from '../protocol/methods.js';
 import type { SandboxMode, SandboxPolicy } from '../protocol/sandbox.js';
 import type { ExecSpec } from '../protocol/types.js';
@@ -60,7 +60,7 @@ export function resolveSpec(request: ExecRequest, ctx: ResolveContext): ExecSpec
     command: request.command,
     argv: ctx.shellArgv(request.command),
     workdir: resolveWorkdir(request.workdir, ctx),
-    timeoutMs: Math.min(request.timeoutMs ?? config.timeoutMs, config.maxTimeoutMs),
+    timeoutMs: clampTimeout(request.timeoutMs, config),
     stdoutMaxBytes: request.stdoutMaxBytes ?? config.maxOutputBytes,
     env: buildEnv({
       base: ctx.baseEnv,

@@ -11,8 +11,9 @@ import { differingFacts, reopenRefusal, type SessionFacts } from './session-fact
 export interface Session extends SessionFacts {
   id: string;
   /**
-   * The daemon's configuration when the session was opened: its defaults and per-command limits
-   * hold for the session's whole life, whatever a later `config/set` changes.
+   * The daemon's configuration when the session was opened: its defaults hold for the session's
+   * whole life, and a later `config/set` may narrow its limits but never widen them. Read it
+   * through `configFor` (bound-config.ts), which applies that rule.
    */
   config: Config;
   /** Connections that currently have this session open. */

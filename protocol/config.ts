@@ -212,3 +212,50 @@ export function mergeConfigPatch(base: object, patch: ConfigPatch): Record<strin
   }
   return merged;
 }
+
+/**
+ * The fields a session is bound by for its own commands, where a lower value is the narrower one:
+ * a lowered value applies at once to every open session, a raised one only to sessions opened after.
+ */
+export const NARROWING_FIELDS = [
+  'timeoutMs',
+  'maxTimeoutMs',
+  'maxOutputBytes',
+  'maxSpillBytes',
+  'graceMs',
+  'maxJobsPerSession',
+  'maxStdinBytes',
+  'maxTerminalsPerSession',
+  'maxTerminalInputBytes',
+  'maxWatchesPerSession',
+  'maxProcessesPerSession',
+  'maxFsTransfersPerSession',
+  'maxWaitsPerSession',
+  'maxTreeEntries',
+  'maxTreeBytes',
+  'maxTreeFileBytes',
+] as const satisfies ReadonlyArray<keyof Config>;
+
+/**
+ * The configuration a session's call is bound by: the session's snapshot (taken at open), narrowed
+ * by the live configuration. A change that narrows (a `NARROWING_FIELDS` value lowered,
+ * `enableRunInBackground` turned off) holds at once; one that widens waits for the next session,
+ * so no `config/set` widens an open session while an operator can always tighten a running daemon.
+ * Every other field (defaults such as `cwd`, `defaultSandboxMode`) is the snapshot's.
+ */
+export function boundConfig(snapshot: Config, live: Config): Config {
+  const bound: Config = {
+    ...snapshot,
+    enableRunInBackground: snapshot.enableRunInBackground && live.enableRunInBackground,
+  };
+  for (const field of NARROWING_FIELDS) bound[field] = Math.min(snapshot[field], live[field]);
+  return bound;
+}
+
+/** The timeout a command runs with: the request's, else `timeoutMs`, capped by `maxTimeoutMs`. */
+export function clampTimeout(
+  requested: number | undefined,
+  config: Pick<Config, 'timeoutMs' | 'maxTimeoutMs'>,
+): number {
+  return Math.min(requested ?? config.timeoutMs, config.maxTimeoutMs);
+}

@@ -87,6 +87,8 @@ export interface TerminalSendResult extends LimitReport {
   cursor: number;
   /** True when `output` is not everything printed since the write. */
   truncated: boolean;
+  /** The timeout that applied: the request's, else `timeoutMs`, capped by `maxTimeoutMs` of the session's bound configuration. */
+  timeoutMs: number;
   terminal: TerminalSnapshot;
 }
 
@@ -123,6 +125,8 @@ export interface TerminalRunResult extends LimitReport {
   waitReason: TerminalWaitReason;
   /** Stream offset just past what this run consumed. */
   cursor: number;
+  /** The timeout that applied: the request's, else `timeoutMs`, capped by `maxTimeoutMs` of the session's bound configuration. */
+  timeoutMs: number;
   terminal: TerminalSnapshot;
 }
 

@@ -1,12 +1,11 @@
 /**
- * Reaching the daemon from a client subcommand. With no daemon listening, the client starts one in
- * the background and waits for its socket (docs/cli.md; `ensure-daemon.ts`).
- *
- * The common case — a daemon is running — must start fast (docs/performance.md, B5): this module loads only
- * the client library; what starting a daemon takes is imported on that path alone.
+ * Reaching the daemon from a client subcommand: the library's auto-start (`../autostart.ts`) with
+ * the CLI's client name, the remote daemon `EXECD_URL` names, and its failures as `CliError`s.
  */
-import { ExecdConnectError, openConnection, type ConnectOptions, type ExecdClient } from '../connection.js';
+import { AutostartError, connectIfRunning as probe, connectOrStart as start } from '../autostart.js';
+import type { ConnectOptions, ExecdClient } from '../connection.js';
 import type { Endpoint } from '../endpoint.js';
+import { CliError } from './errors.js';
 import { remoteConnectOptions } from './remote.js';
 
 const CLI_OPTIONS: ConnectOptions = { clientName: 'execd-cli' };
@@ -18,8 +17,9 @@ const CLI_OPTIONS: ConnectOptions = { clientName: 'execd-cli' };
  */
 export const ADMIN_OPTIONS: ConnectOptions = { clientName: 'execd-cli', admin: true };
 
-function connectCli(endpoint: Endpoint, options: ConnectOptions = CLI_OPTIONS): Promise<ExecdClient> {
-  return openConnection({ ...options, ...endpoint, ...remoteConnectOptions() });
+/** An auto-start failure as the CLI reports it: its one line, the execd error exit code. */
+export function asCliError(error: unknown): unknown {
+  return error instanceof AutostartError ? new CliError(error.message) : error;
 }
 
 /**
@@ -27,19 +27,12 @@ function connectCli(endpoint: Endpoint, options: ConnectOptions = CLI_OPTIONS): 
  * on the local socket only: a daemon named by `EXECD_URL` is never started here.
  */
 export async function connectOrStart(endpoint: Endpoint, options: ConnectOptions = CLI_OPTIONS): Promise<ExecdClient> {
-  if (process.env.EXECD_URL) return connectCli(endpoint, options);
+  const remote = remoteConnectOptions();
   try {
-    return await connectCli(endpoint, options);
+    return await start(endpoint, { ...options, ...remote });
   } catch (error) {
-    if (!(error instanceof ExecdConnectError)) throw error;
+    throw asCliError(error);
   }
-  const [{ socketIsLive }, { ensureDaemon }] = await Promise.all([
-    import('../../shared/socket-probe.js'),
-    import('./ensure-daemon.js'),
-  ]);
-  // Another client may have started one since: then this is a second try, else a start.
-  if (!(await socketIsLive(endpoint.socketPath))) await ensureDaemon(endpoint);
-  return connectCli(endpoint, options);
 }
 
 /** Connects to the daemon if one listens; undefined when none does. */
@@ -47,10 +40,7 @@ export async function connectIfRunning(
   endpoint: Endpoint,
   options: ConnectOptions = CLI_OPTIONS,
 ): Promise<ExecdClient | undefined> {
-  if (process.env.EXECD_URL) return connectCli(endpoint, options);
-  const { socketIsLive } = await import('../../shared/socket-probe.js');
-  if (!(await socketIsLive(endpoint.socketPath))) return undefined;
-  return connectCli(endpoint, options);
+  return await probe(endpoint, { ...options, ...remoteConnectOptions() });
 }
 
 /** Connects (starting a daemon if needed), calls `use`, and closes the connection. */

@@ -16,7 +16,8 @@ import { socketIsLive } from '../../shared/socket-probe.js';
 import { resolveEndpoint } from '../endpoint.js';
 import { parseCommand, type CommandRunner } from './args.js';
 import { parseConfigPairs } from './config-pairs.js';
-import { reportStart, startDetached } from './detach.js';
+import { reportStart, startDetached } from '../detach.js';
+import { asCliError } from './autostart.js';
 import { CliError, usageError } from './errors.js';
 
 /** Help text of `execd serve`. */
@@ -146,7 +147,7 @@ export const serveCommand: CommandRunner = async (argv) => {
     } catch (error) {
       // A racing starter won: its daemon serves, which is what was asked for.
       const winner = await runningDaemon(endpoint);
-      if (!winner) throw error;
+      if (!winner) throw asCliError(error);
       process.stdout.write(`${winner}\n`);
       return 0;
     }

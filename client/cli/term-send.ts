@@ -1,5 +1,5 @@
 /** `execd term send TERMINAL TEXT`: type into a terminal and wait until its program is ready again. */
-import { ConfigGet, TerminalSend } from '../../protocol/methods.js';
+import { TerminalSend } from '../../protocol/methods.js';
 import { plainTerminalText, readinessLine, readinessOf } from '../terminal-render.js';
 import { commandHelp, parseMs, type CommandRunner } from './args.js';
 import { usageError } from './errors.js';
@@ -37,22 +37,18 @@ export const termSendCommand: CommandRunner = async (argv, globals) => {
   const terminalId = terminalIdArgument('term send', positionals, 2);
   if (positionals.length < 2) throw usageError('term send', 'missing TEXT (use "" to press just Enter)');
   const timeoutMs = parseMs('term send', '--timeout', flags.timeout as string | undefined);
-  const { result, effectiveTimeoutMs } = await inSession(
+  const result = await inSession(
     endpoint,
     sessionId,
-    async (client) => {
-      const result = await client.call(TerminalSend, {
+    (client) =>
+      client.call(TerminalSend, {
         sessionId,
         terminalId,
         text: positionals[1]!,
         submit: !flags['no-submit'],
         idleMs: IDLE_MS,
         timeoutMs,
-      });
-      const config = result.waitReason === 'timeout' ? await client.call(ConfigGet, {}) : undefined;
-      const effectiveTimeoutMs = config ? Math.min(timeoutMs ?? config.timeoutMs, config.maxTimeoutMs) : timeoutMs;
-      return { result, effectiveTimeoutMs };
-    },
+      }),
     { command: 'term send' },
   );
   if (flags.json) {
@@ -61,7 +57,7 @@ export const termSendCommand: CommandRunner = async (argv, globals) => {
     // Clean text, as the library's tools show it: no prompt's bracketed-paste toggles or colours.
     const output = plainTerminalText(result.output);
     process.stdout.write(output);
-    const line = readinessLine(readinessOf(result, IDLE_MS, effectiveTimeoutMs));
+    const line = readinessLine(readinessOf(result, IDLE_MS, result.timeoutMs));
     process.stderr.write(`${output.length > 0 && !output.endsWith('\n') ? '\n' : ''}${line}\n`);
   }
   return result.waitReason === 'timeout' ? EXIT_TIMEOUT : 0;

@@ -107,12 +107,6 @@ export function createPersistentShellTool(options: PersistentShellOptions): Pers
     return notice;
   }
 
-  /** The daemon's effective timeout of a call and its grace, read only when a timeout needs rendering. */
-  async function effectiveTimeouts(requested: number | undefined): Promise<{ timeoutMs: number; graceMs: number }> {
-    const config = await client.call(ConfigGet, {});
-    return { timeoutMs: Math.min(requested ?? config.timeoutMs, config.maxTimeoutMs), graceMs: config.graceMs };
-  }
-
   async function openShell(signal: AbortSignal | undefined): Promise<string> {
     const opened = await client.call(
       TerminalOpen,
@@ -155,7 +149,7 @@ export function createPersistentShellTool(options: PersistentShellOptions): Pers
     // The shell is not at its prompt (a program runs there, or it was replaced by `exec`): the
     // command is typed into what is there, as while a command still runs.
     if (result.state === 'not_at_prompt') return typeInto({ terminalId, cursor: result.cursor }, args, signal);
-    const outcome = await runOutcome(result, args.timeoutMs);
+    const outcome = runOutcome(result);
     state = nextState(terminalId, outcome, result.cursor);
     const text = renderPersistentResult({
       output: result.output,
@@ -167,7 +161,7 @@ export function createPersistentShellTool(options: PersistentShellOptions): Pers
     return { text, isError: false, details: { kind: 'run' as const, terminalId, result } };
   }
 
-  async function runOutcome(result: TerminalRunResult, requestedTimeoutMs?: number): Promise<PersistentOutcome> {
+  function runOutcome(result: TerminalRunResult): PersistentOutcome {
     switch (result.state) {
       case 'completed':
         return { state: 'completed', exitCode: result.exitCode ?? null };
@@ -178,10 +172,10 @@ export function createPersistentShellTool(options: PersistentShellOptions): Pers
       case 'running':
         return { state: 'running', yieldMs: options.yieldMs ?? 0 };
       case 'timed_out': {
-        const { timeoutMs } = await effectiveTimeouts(requestedTimeoutMs);
         return {
           state: 'timed_out',
-          timeoutMs,
+          // The daemon names the timeout it applied.
+          timeoutMs: result.timeoutMs,
           interrupted: result.interrupted === true,
           ...(result.stoppedWith ? { stopped: result.stoppedWith } : {}),
         };
@@ -237,7 +231,9 @@ export function createPersistentShellTool(options: PersistentShellOptions): Pers
         outcome = exitedOutcome(result.terminal);
         break;
       case 'timeout': {
-        const { timeoutMs, graceMs } = await effectiveTimeouts(args.timeoutMs);
+        // The daemon names the timeout it applied; the grace is read only when a stop needs it.
+        const { timeoutMs } = result;
+        const { graceMs } = await client.call(ConfigGet, {});
         const stop = await stopTyped(terminalId, graceMs, signal);
         interrupted = stop.after.waitReason === 'prompt';
         if (!interrupted && stop.after.terminal.status === 'running')

@@ -4,7 +4,6 @@
  * methods, with bounded text results that end in a readiness or state line.
  */
 import {
-  ConfigGet,
   SessionOpen,
   TerminalClose,
   TerminalExited,
@@ -148,8 +147,8 @@ export async function createTerminalTools(options: TerminalToolsOptions): Promis
         { signal },
       );
       seen.set(args.terminal_id, result.cursor);
-      const timeoutMs = result.waitReason === 'timeout' ? await effectiveTimeoutMs(args.timeout_ms) : undefined;
-      const readiness = readinessOf(result, idleMs, timeoutMs);
+      // The daemon names the timeout it applied.
+      const readiness = readinessOf(result, idleMs, result.timeoutMs);
       const output = plainTerminalText(result.output);
       const text = renderTerminalSend({
         output,
@@ -209,12 +208,6 @@ export async function createTerminalTools(options: TerminalToolsOptions): Promis
       return { text: renderTerminalList(terminals), isError: false, details: { kind: 'list', terminals } };
     },
   };
-
-  /** The timeout the daemon applied: the requested one (or its default), capped; read only after a timeout. */
-  async function effectiveTimeoutMs(requested: number | undefined): Promise<number> {
-    const config = await client.call(ConfigGet, {});
-    return Math.min(requested ?? config.timeoutMs, config.maxTimeoutMs);
-  }
 
   const tool = <N extends TerminalToolName>(name: N): ModelTool<TerminalToolDetails> => ({
     name,

@@ -28,6 +28,7 @@ import { readPath, statPath } from '../fs/read-ops.js';
 import { fsServiceOf, trackConnection } from '../fs/service.js';
 import { mkdirPath, movePath, removePath, writePath } from '../fs/write-ops.js';
 import { handler, type HandlerContext, type HandlerEntry } from '../net/handler.js';
+import { configFor } from '../bound-config.js';
 import type { ResultOf } from '../../protocol/methods.js';
 
 /** A file handler: the session is required and the call's policy built before `run`. */
@@ -56,7 +57,8 @@ const beginning = new WeakMap<object, Map<string, number>>();
  * the begin has answered (the transfer then counts itself, or there is none).
  */
 function reserveTransfer(ctx: HandlerContext, sessionId: string): ExecdError | (() => void) {
-  const config = ctx.daemon.config.get();
+  // Per session: the bound configuration; daemon-wide (`maxFsTransfers`): the live one.
+  const config = { ...configFor(ctx.daemon, sessionId), maxFsTransfers: ctx.daemon.config.get().maxFsTransfers };
   const { transfers } = fsServiceOf(ctx.daemon);
   let pending = beginning.get(ctx.daemon);
   if (!pending) beginning.set(ctx.daemon, (pending = new Map<string, number>()));
@@ -149,7 +151,7 @@ export const fsHandlers = [
 
   fsHandler(FsWatch, async (call, params, ctx) => {
     const { watches } = fsServiceOf(ctx.daemon);
-    const max = ctx.daemon.config.get().maxWatchesPerSession;
+    const max = configFor(ctx.daemon, params.sessionId).maxWatchesPerSession;
     let pending = settingUp.get(ctx.daemon);
     if (!pending) settingUp.set(ctx.daemon, (pending = new Map<string, number>()));
     const own = pending.get(params.sessionId) ?? 0;

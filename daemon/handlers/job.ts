@@ -34,6 +34,7 @@ import { sessionSpillDir } from '../session-lifecycle.js';
 import { fingerprintRequest } from '../request-keys/fingerprint.js';
 import { isHiddenPath } from '../fs/call.js';
 import { awaitRunner, checkSpawnLimits, confineSpec, resolveRequest } from './shell.js';
+import { configFor } from '../bound-config.js';
 
 /**
  * The job, when this connection opened `sessionId` and that session owns the job:
@@ -124,7 +125,8 @@ const openWaits = new WeakMap<object, { total: number; bySession: Map<string, nu
  * count is taken before any await; the returned release gives it back (idempotent).
  */
 function reserveWait(daemon: HandlerContext['daemon'], sessionId: string): ExecdError | (() => void) {
-  const config = daemon.config.get();
+  // Per session: the bound configuration; daemon-wide (`maxWaits`): the live one.
+  const config = { ...configFor(daemon, sessionId), maxWaits: daemon.config.get().maxWaits };
   let open = openWaits.get(daemon);
   if (!open) openWaits.set(daemon, (open = { total: 0, bySession: new Map<string, number>() }));
   const own = open.bySession.get(sessionId) ?? 0;
@@ -184,7 +186,7 @@ async function waitJob(job: Job, params: ParamsOf<typeof JobWait>, ctx: HandlerC
 export const jobHandlers = [
   handler(ShellStart, async (params, ctx) => {
     const { daemon } = ctx;
-    const config = daemon.sessions.get(params.sessionId)?.config ?? daemon.config.get();
+    const config = configFor(daemon, params.sessionId);
     if (!config.enableRunInBackground) return new ExecdError('BACKGROUND_DISABLED', BACKGROUND_DISABLED_MESSAGE);
     const spec = resolveRequest(params, ctx);
     if (spec instanceof ExecdError) return spec;
@@ -230,7 +232,9 @@ export const jobHandlers = [
 
   handler(JobPeek, (params, ctx) => {
     const job = ownedJob(params, ctx);
-    return job instanceof ExecdError ? job : peekJob(job, params, ctx.daemon.config.get().maxOutputBytes);
+    return job instanceof ExecdError
+      ? job
+      : peekJob(job, params, configFor(ctx.daemon, params.sessionId).maxOutputBytes);
   }),
 
   handler(JobWait, async (params, ctx) => {
@@ -248,7 +252,7 @@ export const jobHandlers = [
   handler(JobKill, async (params, ctx) => {
     const job = ownedJob(params, ctx);
     if (job instanceof ExecdError) return job;
-    return { killed: await killJob(job, ctx.daemon.config.get().graceMs) };
+    return { killed: await killJob(job, configFor(ctx.daemon, params.sessionId).graceMs) };
   }),
 
   handler(JobList, (params, { daemon, conn }) => {
@@ -264,7 +268,7 @@ export const jobHandlers = [
     if (job instanceof ExecdError) return job;
     // Reading its files afterwards says they were removed, rather than that they were never reported.
     recordReportedOutputs(ctx.daemon, job.ownerSession, Object.values(job.identity.logPaths));
-    await releaseJob(ctx.daemon.jobs, job, ctx.daemon.config.get().graceMs);
+    await releaseJob(ctx.daemon.jobs, job, configFor(ctx.daemon, params.sessionId).graceMs);
     return { released: true as const };
   }),
 
@@ -286,10 +290,9 @@ export const jobHandlers = [
     const job = ownedJob(params, ctx);
     if (job instanceof ExecdError) return job;
     if (!job.stdin || !job.isLive) return new ExecdError('STDIN_CLOSED', stdinClosedReason(job));
-    const config = ctx.daemon.config.get();
     return job.stdin.write(job.id, params.data, params.eof ?? false, {
-      maxQueuedBytes: config.maxStdinBytes,
-      maxTotalQueuedBytes: config.maxTotalStdinBytes,
+      maxQueuedBytes: configFor(ctx.daemon, params.sessionId).maxStdinBytes,
+      maxTotalQueuedBytes: ctx.daemon.config.get().maxTotalStdinBytes,
     });
   }),
 ];

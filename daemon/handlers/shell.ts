@@ -22,6 +22,7 @@ import { recordReportedOutputs } from '../state/output-files.js';
 import { sessionSpillDir, sessionTempDir } from '../session-lifecycle.js';
 import { dropCapture, openRunStdin, progressSender } from './shell-stream.js';
 import { runYielding } from './yield-run.js';
+import { configFor } from '../bound-config.js';
 
 /** Resolves a request against its session; SESSION_NOT_FOUND when this connection has not opened it. */
 export function resolveRequest(request: ExecRequest, { daemon, conn }: HandlerContext): ExecSpec | ExecdError {
@@ -29,13 +30,14 @@ export function resolveRequest(request: ExecRequest, { daemon, conn }: HandlerCo
   if (session instanceof ExecdError) return session;
   const refused = checkRequestedPolicy(request.sandboxPolicy, session.id, session.sandbox);
   if (refused) return refused;
-  // Against the session's snapshot of the configuration, like every other limit of its commands.
-  const limits = unitLimits(session.limits, request.limits, session.config, daemon.processes.scopes.limitsCapability);
+  // Against the configuration the session is bound by, like every other limit of its commands.
+  const config = configFor(daemon, session);
+  const limits = unitLimits(session.limits, request.limits, config, daemon.processes.scopes.limitsCapability);
   if (limits instanceof ExecdError) return limits;
   const spec = resolveSpec(request, {
     session,
-    // The session's snapshot: a later config/set changes no open session's defaults or limits.
-    config: session.config,
+    // A later config/set may narrow an open session's limits, never widen them or move its defaults.
+    config,
     daemonCwd: process.cwd(),
     baseEnv: daemon.baseEnv,
     shellArgv: daemon.platform.shellArgv,
@@ -53,17 +55,19 @@ export function checkSpawnLimits(
   stdin: string | undefined,
   sessionId: string,
 ): ExecdError | undefined {
-  const config = daemon.config.get();
+  const config = configFor(daemon, sessionId);
   if (stdin !== undefined && Buffer.byteLength(stdin) > config.maxStdinBytes) {
     return new ExecdError('LIMIT_EXCEEDED', `stdin is larger than maxStdinBytes (${config.maxStdinBytes})`);
   }
   const processLimit = checkProcessLimits(daemon, sessionId);
   if (processLimit) return processLimit;
   daemon.spill.sweepSoon();
-  if (daemon.spill.usedBytes >= config.spillQuotaBytes) {
+  // Daemon-wide: the live configuration.
+  const { spillQuotaBytes } = daemon.config.get();
+  if (daemon.spill.usedBytes >= spillQuotaBytes) {
     return new ExecdError(
       'LIMIT_EXCEEDED',
-      `spillQuotaBytes limit reached (${config.spillQuotaBytes}): spill and log files of running commands still hold ${daemon.spill.usedBytes} bytes`,
+      `spillQuotaBytes limit reached (${spillQuotaBytes}): spill and log files of running commands still hold ${daemon.spill.usedBytes} bytes`,
     );
   }
   return undefined;
@@ -75,15 +79,17 @@ export function checkSpawnLimits(
  * passes reserves the process at once (`processes.reserve`), before any await.
  */
 export function checkProcessLimits(daemon: DaemonContext, sessionId: string): ExecdError | undefined {
-  const config = daemon.config.get();
+  // Per session: the bound configuration; daemon-wide (`maxProcesses`): the live one.
+  const config = configFor(daemon, sessionId);
+  const { maxProcesses } = daemon.config.get();
   if (daemon.processes.countOf(sessionId) >= config.maxProcessesPerSession) {
     return new ExecdError(
       'LIMIT_EXCEEDED',
       `maxProcessesPerSession limit reached (${config.maxProcessesPerSession}) for session ${sessionId}`,
     );
   }
-  if (daemon.processes.budgetCount(config.maxProcessesPerSession) >= config.maxProcesses) {
-    return new ExecdError('LIMIT_EXCEEDED', `maxProcesses limit reached (${config.maxProcesses})`);
+  if (daemon.processes.budgetCount(config.maxProcessesPerSession) >= maxProcesses) {
+    return new ExecdError('LIMIT_EXCEEDED', `maxProcesses limit reached (${maxProcesses})`);
   }
   return undefined;
 }
@@ -247,7 +253,6 @@ async function startRun(
   if (params.yieldMs !== undefined) return yieldingRun(params, params.yieldMs, ctx, spec, confinement, tally, runName);
 
   const controller = new AbortController();
-  const session = daemon.sessions.get(params.sessionId);
   const spillDir = sessionSpillDir(daemon, params.sessionId);
   const input =
     params.keepStdinOpen && params.outputToken !== undefined
@@ -267,7 +272,7 @@ async function startRun(
     whenOpen: (listener) => attached().conn.outputFlow.whenOpen(listener),
   };
   const done = runForeground(spec, {
-    config: session?.config ?? daemon.config.get(),
+    config: configFor(daemon, params.sessionId),
     sessionId: params.sessionId,
     spillPath: (stream) => join(spillDir, `${runName}.${stream}`),
     processes: daemon.processes,

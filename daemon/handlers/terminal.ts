@@ -32,6 +32,7 @@ import { signalForeground } from '../terminals/signal.js';
 import type { Terminal, TerminalViewer } from '../terminals/terminal.js';
 import type { LimitCounts } from '../limits/limit-backend.js';
 import type { ProcessScopes } from '../process-scopes.js';
+import { configFor } from '../bound-config.js';
 
 /** TERMINALS_UNAVAILABLE when the start-up probe found that no PTY can be opened. */
 async function unavailable({ daemon }: HandlerContext): Promise<ExecdError | undefined> {
@@ -108,7 +109,8 @@ export const terminalHandlers = [
   handler(TerminalSend, async (params, ctx) => {
     const terminal = await ownedTerminal(params, ctx);
     if (terminal instanceof ExecdError) return terminal;
-    const result = await sendToTerminal(terminal, params, ctx.daemon.config.get(), ctx.token);
+    const config = configFor(ctx.daemon, params.sessionId);
+    const result = await sendToTerminal(terminal, params, config, ctx.token);
     return result instanceof ExecdError ? result : withLimitNews(result, terminal, ctx.daemon.processes.scopes);
   }),
 
@@ -127,8 +129,9 @@ export const terminalHandlers = [
     });
     watch.running(snapshot.pid);
     const requested = performance.now();
+    const config = configFor(ctx.daemon, params.sessionId);
     const result = await runInTerminal(terminal, params, {
-      config: ctx.daemon.config.get(),
+      config,
       spillDir: sessionSpillDir(ctx.daemon, params.sessionId),
       token: ctx.token,
       close: (reason) => ctx.daemon.terminals.close(terminal, reason),
@@ -156,7 +159,7 @@ export const terminalHandlers = [
       const text = await terminal.renderScreen().catch(() => '');
       return { text, offset: end, nextOffset: end, droppedBytes: 0, ...exitCode, terminal: terminal.snapshot() };
     }
-    const maxBytes = params.maxBytes ?? ctx.daemon.config.get().maxOutputBytes;
+    const maxBytes = params.maxBytes ?? configFor(ctx.daemon, params.sessionId).maxOutputBytes;
     // Without an offset: the last maxBytes of the ring.
     const offset = params.offset ?? Math.max(terminal.scrollback.start, terminal.scrollback.end - maxBytes);
     return { ...terminal.scrollback.read(offset, maxBytes), ...exitCode, terminal: terminal.snapshot() };
@@ -165,7 +168,7 @@ export const terminalHandlers = [
   handler(TerminalWrite, async (params, ctx) => {
     const terminal = await ownedTerminal(params, ctx);
     if (terminal instanceof ExecdError) return terminal;
-    const config = ctx.daemon.config.get();
+    const config = configFor(ctx.daemon, params.sessionId);
     const bytes = Buffer.from(params.data);
     const limited = checkInputSize(terminal, bytes.length, config, 'data');
     if (limited) return limited;

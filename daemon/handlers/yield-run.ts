@@ -20,6 +20,7 @@ import { startJob } from '../jobs/start-job.js';
 import { decodeSlice } from '../jobs/stream-read.js';
 import type { Confinement } from '../sandbox/runner.js';
 import { sessionSpillDir } from '../session-lifecycle.js';
+import { configFor } from '../bound-config.js';
 
 /** A run that may yield, as the `shell/run` handler resolved it. */
 export interface YieldingRun {
@@ -48,7 +49,7 @@ export async function runYielding(
   run: YieldingRun,
 ): Promise<ShellRunResult | YieldedRunResult | ExecdError> {
   const { spec, sessionId } = run;
-  const config = daemon.sessions.get(sessionId)?.config ?? daemon.config.get();
+  const config = configFor(daemon, sessionId);
   const refuse = (error: ExecdError) => {
     if (run.unit !== undefined) daemon.processes.scopes.release(sessionId, run.unit);
     return error;

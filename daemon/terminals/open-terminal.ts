@@ -11,6 +11,7 @@ import { ExecdError } from '../../protocol/errors.js';
 import type { ParamsOf } from '../../protocol/methods.js';
 import type { TerminalOpen } from '../../protocol/methods.js';
 import type { TerminalOpenResult } from '../../protocol/terminal.js';
+import { configFor } from '../bound-config.js';
 import type { DaemonContext } from '../context.js';
 import { confineSpec } from '../handlers/shell.js';
 import { unitLimits } from '../limits/resolve-limits.js';
@@ -69,7 +70,9 @@ function writeSetupFile(daemon: DaemonContext, sessionId: string, id: string, se
 
 /** LIMIT_EXCEEDED when one more terminal would pass `maxTerminalsPerSession`, `maxTerminals`, `maxProcessesPerSession` or `maxProcesses`. */
 function checkTerminalLimits(daemon: DaemonContext, sessionId: string): ExecdError | undefined {
-  const config = daemon.config.get();
+  // Per session: the bound configuration; daemon-wide (`maxTerminals`, `maxProcesses`): the live one.
+  const live = daemon.config.get();
+  const config = { ...configFor(daemon, sessionId), maxTerminals: live.maxTerminals, maxProcesses: live.maxProcesses };
   if (daemon.terminals.running(sessionId).length >= config.maxTerminalsPerSession) {
     return new ExecdError('LIMIT_EXCEEDED', `maxTerminalsPerSession limit reached (${config.maxTerminalsPerSession})`);
   }
@@ -113,7 +116,7 @@ async function openReserved(
 ): Promise<TerminalOpenResult | ExecdError> {
   const refused = checkRequestedPolicy(params.sandboxPolicy, session.id, session.sandbox);
   if (refused) return refused;
-  const config = session.config;
+  const config = configFor(daemon, session);
   const limits = unitLimits(session.limits, params.limits, config, daemon.processes.scopes.limitsCapability);
   if (limits instanceof ExecdError) return limits;
   const spec = resolveSpec(

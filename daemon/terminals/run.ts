@@ -6,13 +6,13 @@
  */
 import { join } from 'node:path';
 import type { CancellationToken } from 'vscode-jsonrpc';
-import type { Config } from '../../protocol/config.js';
+import { clampTimeout, type Config } from '../../protocol/config.js';
 import { ExecdError } from '../../protocol/errors.js';
 import type { TerminalRunResult, TerminalRunState, TerminalWaitReason } from '../../protocol/terminal.js';
 import { newNonce, runLine, type MarkerEvent } from './markers.js';
 import { RunCapture } from './run-capture.js';
 import { waitReady, waitsBefore, type WaitEnd } from './readiness.js';
-import { checkSendable, DEFAULT_IDLE_MS, effectiveTimeout } from './send.js';
+import { checkSendable, DEFAULT_IDLE_MS } from './send.js';
 import { signalForeground } from './signal.js';
 import { stopForeground } from './stop-foreground.js';
 import type { Terminal } from './terminal.js';
@@ -29,12 +29,32 @@ export interface RunContext {
   close: (reason: string) => Promise<unknown>;
 }
 
-/** Runs one command in a shell terminal. */
+/** What a run asks for. */
+interface RunRequest {
+  command: string;
+  timeoutMs?: number;
+  idleMs?: number;
+  yieldMs?: number;
+}
+
+/** Runs one command in a shell terminal; the answer names the timeout that applied. */
 export async function runInTerminal(
   terminal: Terminal,
-  request: { command: string; timeoutMs?: number; idleMs?: number; yieldMs?: number },
+  request: RunRequest,
   ctx: RunContext,
 ): Promise<TerminalRunResult | ExecdError> {
+  const timeoutMs = clampTimeout(request.timeoutMs, ctx.config);
+  const ran = await runCommand(terminal, request, timeoutMs, ctx);
+  return ran instanceof ExecdError ? ran : { ...ran, timeoutMs };
+}
+
+/** `runInTerminal` with its timeout resolved. */
+async function runCommand(
+  terminal: Terminal,
+  request: RunRequest,
+  timeoutMs: number,
+  ctx: RunContext,
+): Promise<Omit<TerminalRunResult, 'timeoutMs'> | ExecdError> {
   // An ended terminal answers `exited` whatever it ran: one restored from a previous daemon's
   // journal has no marker secret left by which to tell it was a shell.
   if (!terminal.isShell && terminal.running) {
@@ -87,7 +107,6 @@ export async function runInTerminal(
     const line = runLine(nonce, request.command, { bracketedPaste: terminal.bracketedPaste });
     terminal.holdEcho(nonce, request.command);
     const before = waitsBefore(terminal, line);
-    const timeoutMs = effectiveTimeout(request.timeoutMs, config);
     // A yield that comes before the timeout ends the wait instead of it; the command goes on.
     const yields = request.yieldMs !== undefined && request.yieldMs < timeoutMs;
     const deadline = Date.now() + (yields ? request.yieldMs! : timeoutMs);
@@ -179,7 +198,7 @@ function result(
   state: TerminalRunState,
   exitCode: number | undefined,
   waitReason: TerminalWaitReason,
-): TerminalRunResult {
+): Omit<TerminalRunResult, 'timeoutMs'> {
   const output = capture.finish();
   return {
     output: output.text,

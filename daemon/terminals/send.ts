@@ -3,7 +3,7 @@
  * readiness tier; the result is what the terminal printed since the write, bounded.
  */
 import type { CancellationToken } from 'vscode-jsonrpc';
-import type { Config } from '../../protocol/config.js';
+import { clampTimeout, type Config } from '../../protocol/config.js';
 import { ExecdError } from '../../protocol/errors.js';
 import type { TerminalSendResult, TerminalWaitReason } from '../../protocol/terminal.js';
 import { boundedTail } from './output.js';
@@ -54,11 +54,6 @@ export function checkSendable(terminal: Terminal, text: string, config: Config):
   return checkInputSize(terminal, Buffer.byteLength(text), config, 'text');
 }
 
-/** The effective timeout of a send or run: the request's, else `timeoutMs`, capped by `maxTimeoutMs`. */
-export function effectiveTimeout(requested: number | undefined, config: Config): number {
-  return Math.min(requested ?? config.timeoutMs, config.maxTimeoutMs);
-}
-
 /** Sends text and waits for readiness; a cancelled send interrupts the foreground and answers with what was read. */
 export async function sendToTerminal(
   terminal: Terminal,
@@ -68,6 +63,7 @@ export async function sendToTerminal(
 ): Promise<TerminalSendResult | ExecdError> {
   const refused = checkSendable(terminal, request.text, config);
   if (refused) return refused;
+  const timeoutMs = clampTimeout(request.timeoutMs, config);
   terminal.busy = true;
   terminal.lastActivity = Date.now();
   try {
@@ -89,7 +85,6 @@ export async function sendToTerminal(
     } else {
       const input = request.text + (request.submit ? '\r' : '');
       const before = waitsBefore(terminal, input);
-      const timeoutMs = effectiveTimeout(request.timeoutMs, config);
       const deadline = Date.now() + timeoutMs;
       terminal.write(input);
       // While the program still reads the input, its reads are not readiness.
@@ -119,6 +114,7 @@ export async function sendToTerminal(
       ...(reason === 'prompt' && status !== undefined ? { exitCode: status } : {}),
       cursor: offset + bytes.length,
       truncated: output.truncated || offset > start,
+      timeoutMs,
       terminal: terminal.snapshot(),
     };
   } finally {

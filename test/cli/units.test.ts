@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { joinDashValues, splitGlobalFlags } from '../../client/cli/args.js';
 import { commandFromWords } from '../../client/cli/command-words.js';
 import { parseEnvPairs } from '../../client/cli/env-pairs.js';
-import { autostartServeArgs, DEFAULT_AUTOSTART_IDLE_EXIT_MS } from '../../client/cli/ensure-daemon.js';
+import { autostartServeArgs, DEFAULT_AUTOSTART_IDLE_EXIT_MS } from '../../client/ensure-daemon.js';
 import { parseConfigPairs } from '../../client/cli/config-pairs.js';
 import { CliError } from '../../client/cli/errors.js';
 import { jobExitCode, signalExitCode } from '../../client/cli/exit-codes.js';

@@ -57,25 +57,27 @@ describe('the administrative right', { timeout: 120_000 }, () => {
     expect(all).toEqual(['agent-A', 'agent-B']);
   });
 
-  it('a session keeps the defaults and limits it was opened with when the admin changes them', async () => {
-    const daemon = await startDaemon({ config: { defaultSandboxMode: 'read-only' } });
+  it('a session keeps its defaults and limits when the admin widens them, and is narrowed at once', async () => {
+    const daemon = await startDaemon({ config: { defaultSandboxMode: 'read-only', maxOutputBytes: 4 } });
     const workspace = join(daemon.dir, 'ws');
     mkdirSync(workspace);
     const a = await daemon.connect({ admin: false });
     await a.call(SessionOpen, { sessionId: 'agent-A', cwd: workspace });
     const admin = await daemon.connect({ admin: true });
-    await admin.call(ConfigSet, {
-      patch: { defaultSandboxMode: 'danger-full-access', maxOutputBytes: 1, timeoutMs: 100 },
-    });
-    const run = await a.run({ sessionId: 'agent-A', command: 'sleep 0.5; echo 123456; touch /etc/execd-escaped' });
-    expect(run).toMatchObject({ timedOut: false, stdout: { text: '123456\n', truncated: false } });
+    await admin.call(ConfigSet, { patch: { defaultSandboxMode: 'danger-full-access', maxOutputBytes: 64_000 } });
+    const run = await a.run({ sessionId: 'agent-A', command: 'echo 123456; touch /etc/execd-escaped' });
+    expect(run).toMatchObject({ timedOut: false, stdout: { text: '456\n', truncated: true } });
     expect(run.sandbox).toMatchObject({ mode: 'read-only', denied: true });
     expect(existsSync('/etc/execd-escaped')).toBe(false);
-    // A session opened afterwards gets the new defaults.
+    // A lowered limit reaches the open session at once.
+    await admin.call(ConfigSet, { patch: { timeoutMs: 100 } });
+    const narrowed = await a.run({ sessionId: 'agent-A', command: 'sleep 5; echo late' });
+    expect(narrowed).toMatchObject({ timedOut: true, timeoutMs: 100 });
+    // A session opened afterwards gets the new defaults and limits.
     await a.call(SessionOpen, { sessionId: 'agent-C', cwd: workspace });
     const later = await a.run({ sessionId: 'agent-C', command: 'echo 123456' });
     expect(later.sandbox?.mode).toBe('danger-full-access');
-    expect(later.stdout).toMatchObject({ text: '\n', truncated: true });
+    expect(later.stdout).toMatchObject({ text: '123456\n', truncated: false });
   });
 
   it('the admin token lives 0600 in the state dir; a wrong one is UNAUTHORIZED', async () => {

@@ -11,14 +11,14 @@
  */
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { liveHolder, tryLock } from '../../shared/lock-file.js';
-import { socketLockPath, stateLockPath } from '../../shared/ownership.js';
-import { socketIsLive } from '../../shared/socket-probe.js';
-import { checkPrivateDir } from '../../shared/state-dir.js';
-import { PLATFORM } from '../../protocol/platform.js';
-import type { Endpoint } from '../endpoint.js';
+import { liveHolder, tryLock } from '../shared/lock-file.js';
+import { socketLockPath, stateLockPath } from '../shared/ownership.js';
+import { socketIsLive } from '../shared/socket-probe.js';
+import { checkPrivateDir } from '../shared/state-dir.js';
+import { PLATFORM } from '../protocol/platform.js';
+import type { Endpoint } from './endpoint.js';
 import { DAEMON_START_TIMEOUT_MS, DaemonStartError, startDetached } from './detach.js';
-import { CliError } from './errors.js';
+import { AutostartError } from './autostart-error.js';
 
 /** Idle exit of an auto-started daemon unless `EXECD_IDLE_EXIT_MS` says otherwise (0: never). */
 export const DEFAULT_AUTOSTART_IDLE_EXIT_MS = 30 * 60_000;
@@ -30,7 +30,7 @@ export function autostartServeArgs(env: NodeJS.ProcessEnv = process.env): string
   const raw = env.EXECD_IDLE_EXIT_MS;
   const idleMs = raw === undefined || raw === '' ? DEFAULT_AUTOSTART_IDLE_EXIT_MS : Number(raw);
   if (!(Number.isFinite(idleMs) && idleMs >= 0)) {
-    throw new CliError(
+    throw new AutostartError(
       `execd: EXECD_IDLE_EXIT_MS must be a non-negative number of milliseconds, got ${JSON.stringify(raw)}`,
     );
   }
@@ -66,7 +66,7 @@ async function ownerServesElsewhere(endpoint: Endpoint): Promise<string | undefi
 async function waitForSocket(endpoint: Endpoint, deadline: number, what: string): Promise<void> {
   while (!(await socketIsLive(endpoint.socketPath))) {
     if (Date.now() > deadline)
-      throw new CliError(`execd: no daemon listening on ${endpoint.socketPath} after waiting for ${what}`);
+      throw new AutostartError(`execd: no daemon listening on ${endpoint.socketPath} after waiting for ${what}`);
     await sleep(POLL_MS);
   }
 }
@@ -74,7 +74,7 @@ async function waitForSocket(endpoint: Endpoint, deadline: number, what: string)
 /** Makes sure a daemon listens on the endpoint, starting one in the background if needed. */
 export async function ensureDaemon(endpoint: Endpoint): Promise<void> {
   const refusal = checkPrivateDir(endpoint.stateDir);
-  if (refusal) throw new CliError(`execd: refusing state directory: ${refusal}`);
+  if (refusal) throw new AutostartError(`execd: refusing state directory: ${refusal}`);
   const lockPath = join(endpoint.stateDir, 'autostart.lock');
   const deadline = Date.now() + DAEMON_START_TIMEOUT_MS;
   const serveArgs = autostartServeArgs();
@@ -92,7 +92,7 @@ export async function ensureDaemon(endpoint: Endpoint): Promise<void> {
         const elsewhere = await ownerServesElsewhere(endpoint);
         if (elsewhere) {
           const reason = error.message.replace(/^execd serve: /, '');
-          throw new CliError(`execd: ${reason}; it does not serve ${endpoint.socketPath}${elsewhere}`);
+          throw new AutostartError(`execd: ${reason}; it does not serve ${endpoint.socketPath}${elsewhere}`);
         }
         await waitForSocket(endpoint, deadline, 'the daemon that owns it');
       } finally {
@@ -101,7 +101,7 @@ export async function ensureDaemon(endpoint: Endpoint): Promise<void> {
       return;
     }
     if (Date.now() > deadline) {
-      throw new CliError(
+      throw new AutostartError(
         `execd: no daemon listening on ${endpoint.socketPath} after waiting for the one pid ${lock.holder.pid} starts`,
       );
     }

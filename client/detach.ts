@@ -6,16 +6,16 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { statePaths } from '../../shared/state-dir.js';
-import type { Endpoint } from '../endpoint.js';
-import { CliError } from './errors.js';
+import { statePaths } from '../shared/state-dir.js';
+import { AutostartError } from './autostart-error.js';
+import type { Endpoint } from './endpoint.js';
 
 /**
  * The CLI entry the detached daemon runs as `serve`: the bundle's (dist/bundle/main.js), which
- * starts in half the time, also when the library's modules (dist/client/) start it; this
- * module's own `main.js` where no bundle was built.
+ * starts in half the time, also when the library's modules (dist/client/) start it (from a chunk
+ * of dist/bundle/ the same path); dist/client/cli/main.js where no bundle was built.
  */
-const CLI_ENTRY = [new URL('../../bundle/main.js', import.meta.url), new URL('./main.js', import.meta.url)]
+const CLI_ENTRY = [new URL('../bundle/main.js', import.meta.url), new URL('./cli/main.js', import.meta.url)]
   .map((url) => fileURLToPath(url))
   .find((path) => existsSync(path))!;
 
@@ -26,7 +26,7 @@ export const DAEMON_START_TIMEOUT_MS = 30_000;
 export type StartReport = { ready: true; pid: number } | { ready: false; error: string };
 
 /** A daemon that reported it could not start. */
-export class DaemonStartError extends CliError {}
+export class DaemonStartError extends AutostartError {}
 
 /** Sends a start report to the process that detached this daemon, if any; resolves once sent. */
 export function reportStart(report: StartReport): Promise<void> {
@@ -83,7 +83,9 @@ export function startDetached(endpoint: Endpoint, serveArgs: string[] = []): Pro
     };
     const timer = setTimeout(() => {
       finish(() =>
-        reject(new CliError(`execd: the daemon did not listen within ${DAEMON_START_TIMEOUT_MS}ms; see ${logPath}`)),
+        reject(
+          new AutostartError(`execd: the daemon did not listen within ${DAEMON_START_TIMEOUT_MS}ms; see ${logPath}`),
+        ),
       );
       child.kill('SIGTERM');
     }, DAEMON_START_TIMEOUT_MS);
@@ -98,12 +100,14 @@ export function startDetached(endpoint: Endpoint, serveArgs: string[] = []): Pro
       }
     });
     child.once('error', (error) =>
-      finish(() => reject(new CliError(`execd: cannot start the daemon: ${error.message}`))),
+      finish(() => reject(new AutostartError(`execd: cannot start the daemon: ${error.message}`))),
     );
     // 'close' comes after every message, so a report is never mistaken for a silent death.
     child.once('close', (code, signal) =>
       finish(() =>
-        reject(new CliError(`execd: the daemon exited (${signal ?? `code ${code}`}) before listening; see ${logPath}`)),
+        reject(
+          new AutostartError(`execd: the daemon exited (${signal ?? `code ${code}`}) before listening; see ${logPath}`),
+        ),
       ),
     );
   });
