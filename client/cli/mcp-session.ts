@@ -1,5 +1,5 @@
 /**
- * The default session of an `execd mcp` server (issue 26.2): its own, derived from its working
+ * The default session of an `execd mcp` server: its own, derived from its working
  * directory, so two servers in two projects never share a shell, exports or jobs, and a server
  * restarted in the same project reattaches to its jobs. Pure.
  */

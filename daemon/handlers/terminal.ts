@@ -136,7 +136,7 @@ export const terminalHandlers = [
       token: ctx.token,
       close: (reason) => ctx.daemon.terminals.close(terminal, reason),
     });
-    // The spill file it names may be paged with output/read from this session (issue 27.4).
+    // The spill file it names may be paged with output/read from this session.
     const durationMs = Math.round(performance.now() - requested);
     if (result instanceof ExecdError) {
       watch.ended(failedEnd(result, durationMs));

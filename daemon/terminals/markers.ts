@@ -37,7 +37,7 @@ const BOOT_PAYLOAD = 'execd-boot';
 
 /**
  * The `PROMPT_COMMAND` a daemon shell starts with; it holds no secret, because a program can read
- * the environment its shell started with (`/proc/$PPID/environ`, issue 27.2), and the secret never
+ * the environment its shell started with (`/proc/$PPID/environ`), and the secret never
  * travels as terminal input either, where a reader of the pty could catch it. At the first prompt
  * it un-exports itself, reads `setupLine` from `setupFile` (a file of the daemon's, readable only
  * by the session's own commands, which the daemon removes at the boot marker), prints the boot

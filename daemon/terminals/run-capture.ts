@@ -36,7 +36,7 @@ export class RunCapture {
     const truncated = this.total > this.maxBytes;
     const text = decodeUtf8(truncated ? held.subarray(leadingContinuationBytes(held)) : held);
     const spillPath = truncated ? this.spill?.livePath : undefined;
-    // A spill that could not be written (a full disk) is said, not dropped (issue 27.22).
+    // A spill that could not be written (a full disk) is said, not dropped.
     const saveError = truncated ? this.spill?.failure : undefined;
     return {
       text,

@@ -85,7 +85,7 @@ async function runCommand(
   const stopMarkers = terminal.onMarker((marker, _offset, fromShell) => {
     // The command takes the foreground right after the start marker, so that one is taken as it
     // comes. An end or prompt marker seen while a program owned the foreground is not the shell's:
-    // it ends nothing and the output after it is still the command's (issue 27.2).
+    // it ends nothing and the output after it is still the command's.
     if (marker.kind === 'start' && marker.nonce === nonce) started = true;
     else if (!fromShell) return;
     else if (ended && marker.kind === 'prompt') promptAfterEnd = true;
@@ -99,7 +99,7 @@ async function runCommand(
   try {
     if (!terminal.running) return result(terminal, capture, 'exited', undefined, 'session_exit');
     // A run line typed into anything but the daemon's own shell at its prompt would be read by that
-    // program, nonce and all (issue 27.12), or run as another command by another shell (27.13).
+    // program, nonce and all, or run as another command by another shell.
     if (!terminal.waitsAtOwnPrompt()) return result(terminal, capture, 'not_at_prompt', undefined, 'not_at_prompt');
     // A blank line runs nothing in a shell: the answer is the status the last command left.
     if (request.command.trim() === '')

@@ -1,5 +1,5 @@
 /**
- * Cutting terminal output into pieces the emulator parses in one step each (issue 27.11). The cost
+ * Cutting terminal output into pieces the emulator parses in one step each. The cost
  * of a byte depends on what it does: text costs little, but a sequence that touches the whole
  * screen (insert or delete lines, erase, scroll, the alignment test `ESC # 8`, a reset, switching
  * to the alternate screen, repeat a character) costs up to cols × rows cells, 10-20 ms on a

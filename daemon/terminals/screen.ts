@@ -3,8 +3,8 @@
  * `@xterm/headless`, rendered as the text a person would see now (cursor moves applied, the
  * alternate screen of `less` or `vim` shown, colours dropped).
  *
- * This module runs in the screen worker (screen-worker.ts), off the daemon's event loop (issue
- * 27.11: one read of a hostile scrollback froze every client for 45 s). Output is fed as it
+ * This module runs in the screen worker (screen-worker.ts), off the daemon's event loop (one
+ * read of a hostile scrollback on the main thread froze every client for 45 s). Output is fed as it
  * arrives, cut into pieces of bounded cost (`screenPieces`), one piece per turn of the worker's
  * event loop, so a render request is answered between any two pieces. A terminal that prints
  * faster than its screen can follow, or whose output keeps the emulator busy past

@@ -181,7 +181,7 @@ export class TerminalTable {
   private forget(terminal: Terminal): void {
     if (this.terminals.get(terminal.id) !== terminal) return;
     this.terminals.delete(terminal.id);
-    // Nothing of a forgotten terminal may stay reachable from the table (issue 27.3).
+    // Nothing of a forgotten terminal may stay reachable from the table.
     this.cleanups.delete(terminal);
     this.closeReasons.delete(terminal);
     this.groups.delete(terminal);
@@ -208,7 +208,7 @@ export class TerminalTable {
     const group = this.groups.get(terminal);
     this.groups.delete(terminal);
     if (group) this.deps.processes.untrack(group);
-    // An exited terminal keeps its scrollback for reads, not its emulator (issue 27.19).
+    // An exited terminal keeps its scrollback for reads, not its emulator.
     await terminal.releaseScreen();
     this.journal.append({
       op: 'exit',

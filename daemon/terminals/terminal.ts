@@ -41,7 +41,7 @@ export interface TerminalViewer {
   flow?: OutputFlow;
 }
 
-/** Largest `terminal/output` notification of an attach's backlog (issue 27.21: one of 25 MB dropped the client). */
+/** Largest `terminal/output` notification of an attach's backlog (one of 25 MB dropped the client). */
 export const ATTACH_CHUNK_BYTES = 64 * 1024;
 
 /** What a terminal was opened with. */
@@ -379,7 +379,7 @@ export class Terminal {
     return this.screen.render(SCREEN_READ_WAIT_MS);
   }
 
-  /** Keeps an exited terminal's last screen as text and frees its emulator (issue 27.19). */
+  /** Keeps an exited terminal's last screen as text and frees its emulator. */
   async releaseScreen(): Promise<void> {
     const screen = this.screen;
     if (!screen) return;
@@ -502,7 +502,7 @@ export class Terminal {
   /**
    * Holds the terminal's output back from the stream until the start marker of run `nonce`: what
    * comes before it is the shell echoing the run line, which the stream shows as `display` (the
-   * command that was asked, issue 26.12) instead of the daemon's wrapper with its nonce.
+   * command that was asked) instead of the daemon's wrapper with its nonce.
    */
   holdEcho(nonce: string, display: string): void {
     this.releaseEcho(false);
@@ -530,7 +530,7 @@ export class Terminal {
     } else for (const bytes of hold.bytes) this.appendOutput(bytes);
   }
 
-  /** The terminal's secret never reaches a client, even if a shell echoed it (issue 27.22). */
+  /** The terminal's secret never reaches a client, even if a shell echoed it. */
   private redact(bytes: Buffer): Buffer {
     const secret = this.setup.secret;
     if (secret === undefined || bytes.indexOf(secret, 0, 'latin1') < 0) return bytes;
