@@ -4,6 +4,8 @@
  * `sandboxBackend`: what confinement costs per command. Targets (SPEC §16): Landlock's overhead
  * ≤ 15 ms and ≤ 1.5× bubblewrap's.
  */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import type { ExecdClient } from '../client/connection.js';
 import { SessionOpen } from '../protocol/methods.js';
 import { startBenchDaemon, type BenchDaemon } from './daemon.js';
@@ -18,7 +20,10 @@ async function confinedSession(backend: 'bwrap' | 'landlock'): Promise<{ daemon:
   const client = await daemon.connect();
   if (client.info.capabilities.sandbox.backend !== backend)
     throw new Error(`B1SANDBOX: ${backend} does not work here (${client.info.capabilities.sandbox.unavailable})`);
-  await client.call(SessionOpen, { sessionId: 'bench-b11', cwd: daemon.dir, sandbox: { mode: 'workspace-write' } });
+  // A workspace beside the daemon's state dir, not holding it: Landlock refuses one that does.
+  const workspace = join(daemon.dir, 'ws');
+  mkdirSync(workspace, { recursive: true });
+  await client.call(SessionOpen, { sessionId: 'bench-b11', cwd: workspace, sandbox: { mode: 'workspace-write' } });
   return { daemon, client };
 }
 

@@ -3,6 +3,8 @@
  * of a daemon whose runner is Landlock (every run forked by the session's warm confined spawner),
  * against the same load on the shared unconfined daemon, interleaved. Target: ≥ 0.8× its runs/s.
  */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { SessionOpen } from '../protocol/methods.js';
 import type { ExecdClient } from '../client/connection.js';
 import { CLIENTS, onWorkers, RUNS_PER_CLIENT, unique } from './b3-concurrency.js';
@@ -12,14 +14,17 @@ import { median, type Figure } from './stats.js';
 
 const ROUNDS = 2;
 
-/** One connection and session per client, on `daemon`; confined when `mode` is given. */
+/** One connection and session per client, on `daemon`; `workspace-write` when `confined`. */
 async function clientsOf(daemon: BenchDaemon, prefix: string, confined: boolean): Promise<ExecdClient[]> {
+  // A workspace beside the daemon's state dir, not holding it: Landlock refuses one that does.
+  const workspace = join(daemon.dir, 'ws');
+  mkdirSync(workspace, { recursive: true });
   return Promise.all(
     Array.from({ length: CLIENTS }, async (_, i) => {
       const client = await daemon.connect();
       await client.call(SessionOpen, {
         sessionId: `${prefix}-${i}`,
-        cwd: daemon.dir,
+        cwd: workspace,
         ...(confined && { sandbox: { mode: 'workspace-write' as const } }),
       });
       return client;
