@@ -19,7 +19,7 @@
  * its first fork). Measured here: 0.41 ms for the move in and back of a Node process.
  */
 import { createHmac, createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join, sep } from 'node:path';
 import type { ExecdError } from '../protocol/errors.js';
 import type { LimitReport, LimitsCapability, SessionLimits } from '../protocol/limits.js';
@@ -410,10 +410,13 @@ export class ProcessScopes {
     } catch {
       return [];
     }
+    const spawners = new Set([process.pid, ...this.protectedPids()]);
+    const seen = new Set<number>();
     for (const name of names) {
       const pid = Number(name);
       if (!Number.isInteger(pid)) continue;
-      const value = readScopeVariable(pid);
+      seen.add(pid);
+      const value = this.scopeVariableOf(pid, spawners);
       if (value === undefined) continue;
       if (
         wanted === undefined
@@ -424,7 +427,33 @@ export class ProcessScopes {
       )
         pids.push(pid);
     }
+    for (const pid of this.environCache.keys()) if (!seen.has(pid)) this.environCache.delete(pid);
     return pids;
+  }
+
+  /**
+   * The marker each process was found with, by pid, valid for that start time and environment
+   * size: the environment a process was started with never changes (an exec that replaces it
+   * changes its size, almost always), so each process is read once, not at every scan.
+   */
+  private readonly environCache = new Map<
+    number,
+    { startTime: number; environBytes: number; value: string | undefined }
+  >();
+
+  /** The marker of process `pid` (cached, see `environCache`); undefined when it has none. */
+  private scopeVariableOf(pid: number, spawners: ReadonlySet<number>): string | undefined {
+    const stat = readProcStat(pid);
+    if (!stat) return undefined;
+    const environBytes = stat.environBytes ?? 0;
+    const cached = this.environCache.get(pid);
+    if (cached && cached.startTime === stat.startTime && cached.environBytes === environBytes) return cached.value;
+    const value = readScopeVariable(pid, environBytes);
+    // Between its fork and its exec a command still shows its spawner's environment, without the
+    // marker: that absence is not remembered.
+    if (value !== undefined || !spawners.has(stat.ppid))
+      this.environCache.set(pid, { startTime: stat.startTime, environBytes, value });
+    return value;
   }
 
   /**
@@ -512,8 +541,9 @@ export class ProcessScopes {
       }
       return out;
     }
+    const spawners = new Set([process.pid, ...this.protectedPids()]);
     for (const pid of this.environPids(undefined)) {
-      const value = readScopeVariable(pid);
+      const value = this.scopeVariableOf(pid, spawners);
       if (value === undefined) continue;
       const key = value.slice(0, value.indexOf(':'));
       out.set(key, [...(out.get(key) ?? []), ...this.membersOf([pid])]);
@@ -668,21 +698,66 @@ function tryRmdir(dir: string): string | undefined {
   }
 }
 
-/** The value of `EXECD_SCOPE` in a process's environment; undefined when unset or unreadable. */
-function readScopeVariable(pid: number): string | undefined {
-  let environ: Buffer;
+/**
+ * How much of a process's environment the marker scan reads: this many bytes from its start and as
+ * many from its end. The marker is a variable the daemon adds; a shell may move it (bash puts it
+ * last), so both ends are read. A process whose environment is larger than twice this and whose
+ * marker lies in neither end is not found, like one that cleared its environment (docs/reliability.md).
+ */
+export const ENVIRON_READ_CAP = 64 * 1024;
+
+const SCOPE_KEY = Buffer.from(`${SCOPE_ENV}=`);
+
+/**
+ * The value of `EXECD_SCOPE` in a process's environment; undefined when unset or unreadable. At
+ * most `2 * ENVIRON_READ_CAP` bytes are read, whatever the environment's size.
+ */
+function readScopeVariable(pid: number, environBytes: number): string | undefined {
+  let fd: number;
   try {
-    environ = readFileSync(`/proc/${pid}/environ`);
+    fd = openSync(`/proc/${pid}/environ`, 'r');
   } catch {
     return undefined;
   }
-  const key = Buffer.from(`${SCOPE_ENV}=`);
-  let start = environ.indexOf(key);
-  // A match must start a variable: at 0 or right after a NUL.
-  while (start > 0 && environ[start - 1] !== 0) start = environ.indexOf(key, start + 1);
+  try {
+    // Where the size is hidden, the environment is read up to the cap from its start only.
+    const whole = environBytes > 0 && environBytes <= 2 * ENVIRON_READ_CAP;
+    const head = readAt(fd, 0, whole ? environBytes : ENVIRON_READ_CAP);
+    const found = scopeValueIn(head, true, !whole && head.length === ENVIRON_READ_CAP);
+    if (found !== undefined || whole || environBytes <= ENVIRON_READ_CAP) return found;
+    const tail = readAt(fd, environBytes - ENVIRON_READ_CAP, ENVIRON_READ_CAP);
+    return scopeValueIn(tail, false, false);
+  } catch {
+    return undefined;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function readAt(fd: number, position: number, length: number): Buffer {
+  const buffer = Buffer.allocUnsafe(length);
+  let filled = 0;
+  while (filled < length) {
+    const read = readSync(fd, buffer, filled, length - filled, position + filled);
+    if (read === 0) break;
+    filled += read;
+  }
+  return buffer.subarray(0, filled);
+}
+
+/**
+ * The marker's value in a slice of an environment. `atStart`: the slice begins a variable (else
+ * its first, partial one is skipped); `cut`: the slice ends mid-variable (a match running into its
+ * end is incomplete, so not trusted).
+ */
+function scopeValueIn(slice: Buffer, atStart: boolean, cut: boolean): string | undefined {
+  let start = slice.indexOf(SCOPE_KEY);
+  // A match must start a variable: at 0 (when the slice begins one) or right after a NUL.
+  while (start >= 0 && !(start === 0 ? atStart : slice[start - 1] === 0)) start = slice.indexOf(SCOPE_KEY, start + 1);
   if (start < 0) return undefined;
-  const end = environ.indexOf(0, start);
-  return environ.subarray(start + key.length, end < 0 ? environ.length : end).toString();
+  const end = slice.indexOf(0, start);
+  if (end < 0 && cut) return undefined;
+  return slice.subarray(start + SCOPE_KEY.length, end < 0 ? slice.length : end).toString();
 }
 
 /** Signals a process if it is still the one seen (same start time). */

@@ -86,6 +86,10 @@ const configFields = (z: Zod) => ({
     .max(MAX_TIMER_MS, { error: `must be at most ${MAX_TIMER_MS}` }),
   /** `fs/watch` watches alive at once per session. */
   maxWatchesPerSession: positiveInt(),
+  /** Directories (one inotify watch each) of one session's `fs/watch` watches together. */
+  maxWatchedDirsPerSession: positiveInt(),
+  /** Directories of every `fs/watch` watch of the daemon; kept below half the user's inotify watches. */
+  maxWatchedDirs: positiveInt(),
   /** Uploads and downloads (`fs/upload/*`, `fs/download/*`) open at once, across all connections. */
   maxFsTransfers: positiveInt(),
   /** A transfer that no call and no stream byte touched for this long is ended (temp file removed, slot freed). */
@@ -185,6 +189,8 @@ export const DEFAULT_CONFIG: Config = Object.freeze({
   maxRequestKeyBytesPerSession: 8 * 1024 * 1024,
   reconnectGraceMs: 30_000,
   maxWatchesPerSession: 32,
+  maxWatchedDirsPerSession: 10_000,
+  maxWatchedDirs: 65_536,
   maxFsTransfers: 16,
   fsTransferIdleMs: 60_000,
   maxTreeEntries: 250_000,

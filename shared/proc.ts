@@ -16,6 +16,11 @@ export interface ProcStat {
   session: number;
   /** Start time in clock ticks after boot: with the pid, identifies a process across pid reuse. */
   startTime: number;
+  /**
+   * Size of the process's initial environment in bytes (`env_end - env_start`); 0 where the kernel
+   * hides it (a process the reader may not trace, whose environ it cannot read either).
+   */
+  environBytes?: number;
 }
 
 /** Parses the text of `/proc/<pid>/stat`. */
@@ -29,6 +34,7 @@ export function parseProcStat(pid: number, text: string): ProcStat {
     pgrp: Number(fields[2]),
     session: Number(fields[3]),
     startTime: Number(fields[19]),
+    environBytes: Math.max(0, Number(fields[48] ?? 0) - Number(fields[47] ?? 0)) || 0,
   };
 }
 

@@ -31,6 +31,8 @@ interface Watch {
   id: string;
   sessionId: string;
   sink: WatchSink;
+  /** Directories counted for it when it was set up (1 for a watch that is not recursive). */
+  dirs: number;
   watcher: FSWatcher;
   pending: Map<string, FsChangeEvent['kind']>;
   overflowed: boolean;
@@ -55,6 +57,20 @@ export class WatchTable {
     return [...this.watches.values()].filter((watch) => watch.sessionId === sessionId).length;
   }
 
+  /** Directories watched by one session's watches (as counted when each was set up). */
+  dirsOf(sessionId: string): number {
+    let sum = 0;
+    for (const watch of this.watches.values()) if (watch.sessionId === sessionId) sum += watch.dirs;
+    return sum;
+  }
+
+  /** Directories watched by every watch of the daemon. */
+  get dirsTotal(): number {
+    let sum = 0;
+    for (const watch of this.watches.values()) sum += watch.dirs;
+    return sum;
+  }
+
   /**
    * Starts a watch of the real path `real`, reported under the path the client named; resolves
    * once the watcher is ready, so every change after the answer is seen.
@@ -63,7 +79,7 @@ export class WatchTable {
     sessionId: string,
     sink: WatchSink,
     policy: FsPolicy,
-    target: { real: string; shown: string; recursive: boolean },
+    target: { real: string; shown: string; recursive: boolean; dirs: number },
   ): Promise<string> {
     const id = `watch-${++this.counter}`;
     const watcher = chokidarWatch(target.real, {
@@ -72,7 +88,7 @@ export class WatchTable {
       depth: target.recursive ? undefined : 0,
       ignored: (path: string) => isHidden(policy, path),
     });
-    const watch: Watch = { id, sessionId, sink, watcher, pending: new Map(), overflowed: false };
+    const watch: Watch = { id, sessionId, sink, dirs: target.dirs, watcher, pending: new Map(), overflowed: false };
     this.watches.set(id, watch);
     watcher.on('all', (event, path) => {
       if (!(event in KIND)) return;

@@ -26,6 +26,7 @@ import { listPath } from '../fs/list.js';
 import { refusal } from '../fs/policy.js';
 import { readPath, statPath } from '../fs/read-ops.js';
 import { fsServiceOf, trackConnection } from '../fs/service.js';
+import { countDirectories, inotifyShare } from '../fs/watch-budget.js';
 import { mkdirPath, movePath, removePath, writePath } from '../fs/write-ops.js';
 import { handler, type HandlerContext, type HandlerEntry } from '../net/handler.js';
 import { configFor } from '../bound-config.js';
@@ -126,12 +127,28 @@ async function addWatch(
   }
   const why = refusal(call.policy, real, 'read');
   if (why) return denied(call.method, target, why);
+  // Counted in directories before the watcher is set up; checked again after the walk's awaits,
+  // in the same turn as the watch enters the table, so a burst cannot pass the budgets.
+  const { watches } = fsServiceOf(ctx.daemon);
+  const config = ctx.daemon.config.get();
+  const daemonMax = Math.min(config.maxWatchedDirs, inotifyShare() ?? Infinity);
+  const room = () =>
+    Math.min(config.maxWatchedDirsPerSession - watches.dirsOf(params.sessionId), daemonMax - watches.dirsTotal);
+  const dirs = params.recursive ? await countDirectories(real, Math.max(0, room()), call.policy) : 1;
+  if (dirs > room())
+    return new ExecdError(
+      'LIMIT_EXCEEDED',
+      config.maxWatchedDirsPerSession - watches.dirsOf(params.sessionId) < daemonMax - watches.dirsTotal
+        ? `fs/watch ${target}: maxWatchedDirsPerSession limit reached (${config.maxWatchedDirsPerSession} directories)`
+        : `fs/watch ${target}: maxWatchedDirs limit reached (${daemonMax} directories)`,
+    );
   trackConnection(ctx.daemon, ctx.conn);
   // `add` enters the watch in the table before its first await.
-  const adding = fsServiceOf(ctx.daemon).watches.add(params.sessionId, ctx.conn, call.policy, {
+  const adding = watches.add(params.sessionId, ctx.conn, call.policy, {
     real,
     shown: target,
     recursive: params.recursive ?? false,
+    dirs,
   });
   onCounted();
   return { watchId: await adding };
