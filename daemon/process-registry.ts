@@ -31,7 +31,12 @@ export class ProcessRegistry {
   private runs: RunJournal | undefined;
 
   /** `scopes`: where the processes that left their group are found (none: only groups are). */
-  constructor(readonly scopes: ProcessScopes = ProcessScopes.none()) {}
+  constructor(readonly scopes: ProcessScopes = ProcessScopes.none()) {
+    scopes.knowLeaders((pid) => {
+      for (const group of this.groups) if (group.pgid === pid && group.kind !== 'leftover') return group.sessionId;
+      return undefined;
+    });
+  }
 
   /** Records every foreground run's group in `journal` from now on, for a next daemon after a crash. */
   journalRuns(journal: RunJournal): void {

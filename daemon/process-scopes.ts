@@ -377,6 +377,14 @@ export class ProcessScopes {
   /** Boot ticks at which each unit's (and session's) cgroup was made by this daemon. */
   private readonly createdAt = new Map<string, number>();
 
+  /** The session whose tracked group a pid leads, if any (set by the process registry). */
+  private leaderSession: (pid: number) => string | undefined = () => undefined;
+
+  /** Tells the scopes which session's group each pid leads, so a moved-in leader is never a unit's. */
+  knowLeaders(leaderSession: (pid: number) => string | undefined): void {
+    this.leaderSession = leaderSession;
+  }
+
   /**
    * The members of the units in question that descend from what the daemon started in them
    * (scope-ancestry.ts): a process moved into a unit from outside is left alone. Each unit is judged
@@ -396,8 +404,13 @@ export class ProcessScopes {
     }
     const spawners = new Set([process.pid, ...this.protectedPids()]);
     const startOf = (pid: number) => readProcStat(pid)?.startTime;
+    // Another session's leader moved in is never this unit's (all sessions at once: no such other).
+    const mayLead = (pid: number) => {
+      const owner = sessionId === undefined ? undefined : this.leaderSession(pid);
+      return owner === undefined || owner === sessionId;
+    };
     return groups.flatMap(({ dir, pids }) =>
-      ownedByUnit(this.membersOf(pids(dir)), spawners, this.createdAt.get(dir), startOf),
+      ownedByUnit(this.membersOf(pids(dir)), spawners, this.createdAt.get(dir), startOf, mayLead),
     );
   }
 

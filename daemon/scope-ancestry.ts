@@ -6,7 +6,7 @@
  *
  * A member is the unit's when it started after the unit's cgroup was made, and the top of its
  * ancestry inside the unit (following parents while they are members) is the unit's leader — the
- * earliest such child of the daemon or its spawner —, or an orphan: re-parented to init or to a
+ * earliest such child of the daemon or its spawner that no other session's group is led by —, or an orphan: re-parented to init or to a
  * reaper older than the unit (a double-forked daemon). A top whose parent is the daemon but that is
  * not the leader is another unit's leader, moved in; a top whose live parent outside the unit is
  * younger than the unit is some other process's child, moved in. Neither is killed.
@@ -29,19 +29,22 @@ export function bootTicksNow(uptimeText: string): number | undefined {
 /**
  * The members of one unit the daemon may kill. `createdAt` is when the unit's cgroup was made (boot
  * ticks; undefined when not known, e.g. a cgroup an earlier daemon made), `spawners` the daemon and
- * its spawner processes, `startOf` a process's start time (undefined when it is gone).
+ * its spawner processes, `startOf` a process's start time (undefined when it is gone), `mayLead`
+ * whether a child of the daemon may be this unit's leader: false for one the daemon knows leads
+ * another session's group (it started within the tick the unit was made, and was moved in).
  */
 export function ownedByUnit<T extends ScopedProcess>(
   members: readonly T[],
   spawners: ReadonlySet<number>,
   createdAt: number | undefined,
   startOf: (pid: number) => number | undefined,
+  mayLead: (pid: number) => boolean = () => true,
 ): T[] {
   // One tick of slack: the unit's time is rounded down, the leader may start within that tick.
   const bornAfter = (startTime: number) => createdAt === undefined || startTime >= createdAt - 1;
   const byPid = new Map(members.map((member) => [member.pid, member]));
   const leader = members
-    .filter((member) => spawners.has(member.ppid) && bornAfter(member.startTime))
+    .filter((member) => spawners.has(member.ppid) && bornAfter(member.startTime) && mayLead(member.pid))
     .sort((a, b) => a.startTime - b.startTime)[0];
   const topOf = (member: T): T => {
     let at = member;
