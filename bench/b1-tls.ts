@@ -7,7 +7,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { connect } from '../client/connect.js';
 import { SessionOpen } from '../protocol/methods.js';
-import { startBenchDaemon, type BenchDaemon } from './daemon.js';
+import { startTlsBenchDaemon, type BenchDaemon } from './daemon.js';
 import { interleave } from './interleave.js';
 import { median, percentile, type Figure } from './stats.js';
 
@@ -51,16 +51,8 @@ export function makeCertificates(dir: string): { ca: string; cert: string; key: 
 /** Measures B1 over TLS against the Unix socket; starts its own daemon with a TLS listener. */
 export async function benchLatencyTls(shared: BenchDaemon): Promise<Figure[]> {
   const pki = makeCertificates(shared.dir);
-  const daemon = await startBenchDaemon({}, [
-    '--listen',
-    'tls://127.0.0.1:0',
-    '--tls-cert',
-    pki.cert,
-    '--tls-key',
-    pki.key,
-  ]);
+  const { daemon, url } = await startTlsBenchDaemon({}, pki);
   try {
-    const url = /"listen":\["(tls:\/\/[^"]+)"/.exec(daemon.log())![1]!;
     const local = await daemon.session('bench-b1-unix');
     const token = readFileSync(join(daemon.stateDir, 'token'), 'utf8').trim();
     const remote = await connect(url, { ca: readFileSync(pki.ca), token, clientName: 'execd-bench' });

@@ -15,7 +15,7 @@ import { connect as tlsConnect, createServer, type TLSSocket } from 'node:tls';
 import { connect } from '../client/connect.js';
 import { SessionOpen } from '../protocol/methods.js';
 import { makeCertificates } from './b1-tls.js';
-import { startBenchDaemon, type BenchDaemon } from './daemon.js';
+import { startTlsBenchDaemon, type BenchDaemon } from './daemon.js';
 import { readMemory, resetPeakMemory } from './proc-stats.js';
 import type { Figure } from './stats.js';
 
@@ -69,16 +69,8 @@ async function rawTlsRoundTrip(
 /** Measures B11; starts its own daemon with a TLS listener. */
 export async function benchFiles(shared: BenchDaemon): Promise<Figure[]> {
   const pki = makeCertificates(shared.dir);
-  const daemon = await startBenchDaemon({}, [
-    '--listen',
-    'tls://127.0.0.1:0',
-    '--tls-cert',
-    pki.cert,
-    '--tls-key',
-    pki.key,
-  ]);
+  const { daemon, url } = await startTlsBenchDaemon({}, pki);
   try {
-    const url = /"listen":\["(tls:\/\/[^"]+)"/.exec(daemon.log())![1]!;
     const source = join(daemon.dir, 'b11-source.bin');
     execFileSync('bash', ['-c', `head -c ${SIZE} /dev/urandom > "$1"`, 'b11', source]);
     const expected = await sha256(source);

@@ -15,7 +15,7 @@ import { connect } from '../client/connect.js';
 import type { ExecdClient } from '../client/connection.js';
 import { SessionOpen } from '../protocol/methods.js';
 import { makeCertificates } from './b1-tls.js';
-import { startBenchDaemon, type BenchDaemon } from './daemon.js';
+import { startTlsBenchDaemon, type BenchDaemon } from './daemon.js';
 import { interleave } from './interleave.js';
 import { median, percentile, type Figure } from './stats.js';
 
@@ -78,15 +78,7 @@ function pssBytes(pid: number): number {
 }
 
 async function subject(backend: Backend, pki: ReturnType<typeof makeCertificates>): Promise<Subject> {
-  const daemon = await startBenchDaemon({ sandboxBackend: backend }, [
-    '--listen',
-    'tls://127.0.0.1:0',
-    '--tls-cert',
-    pki.cert,
-    '--tls-key',
-    pki.key,
-  ]);
-  const url = /"listen":\["(tls:\/\/[^"]+)"/.exec(daemon.log())![1]!;
+  const { daemon, url } = await startTlsBenchDaemon({ sandboxBackend: backend }, pki);
   const token = readFileSync(join(daemon.stateDir, 'token'), 'utf8').trim();
   const client = await connect(url, { ca: readFileSync(pki.ca), token, clientName: 'execd-bench' });
   if (client.info.capabilities.sandbox.backend !== backend) {

@@ -31,7 +31,7 @@ import { connect as tlsConnect, createServer, type TLSSocket } from 'node:tls';
 import { connect } from '../client/connect.js';
 import { SessionOpen } from '../protocol/methods.js';
 import { makeCertificates } from './b1-tls.js';
-import { startBenchDaemon, type BenchDaemon } from './daemon.js';
+import { startTlsBenchDaemon, type BenchDaemon } from './daemon.js';
 import { interleave } from './interleave.js';
 import { readMemory, resetPeakMemory } from './proc-stats.js';
 import { median, type Figure } from './stats.js';
@@ -161,16 +161,8 @@ async function rawTarRoundTrip(
 /** Measures B13; starts its own daemon with a TLS listener. */
 export async function benchTrees(shared: BenchDaemon): Promise<Figure[]> {
   const pki = makeCertificates(shared.dir);
-  const daemon = await startBenchDaemon({}, [
-    '--listen',
-    'tls://127.0.0.1:0',
-    '--tls-cert',
-    pki.cert,
-    '--tls-key',
-    pki.key,
-  ]);
+  const { daemon, url } = await startTlsBenchDaemon({}, pki);
   try {
-    const url = /"listen":\["(tls:\/\/[^"]+)"/.exec(daemon.log())![1]!;
     const small = join(daemon.dir, 'b13-small');
     makeSmallFilesTree(small);
     const trees: Array<[string, string]> = [

@@ -128,3 +128,24 @@ export async function startBenchDaemon(
   }
   return daemon;
 }
+
+/** A bench daemon with a TLS listener on loopback (`pki`'s certificate pair), and that listener's URL. */
+export async function startTlsBenchDaemon(
+  config: Record<string, unknown>,
+  pki: { cert: string; key: string },
+): Promise<{ daemon: BenchDaemon; url: string }> {
+  const daemon = await startBenchDaemon(config, [
+    '--listen',
+    'tls://127.0.0.1:0',
+    '--tls-cert',
+    pki.cert,
+    '--tls-key',
+    pki.key,
+  ]);
+  const url = /"listen":\["(tls:\/\/[^"]+)"/.exec(daemon.log())?.[1];
+  if (url === undefined) {
+    await daemon.stop();
+    throw new Error('bench: the daemon did not log its TLS listener');
+  }
+  return { daemon, url };
+}
