@@ -10,11 +10,10 @@
  * restriction fails, or the restriction does not hold (the first hidden directory still readable),
  * it answers `unconfinable` with the reason and exits: the daemon fails its spawns closed.
  */
-import { readdirSync } from 'node:fs';
 import type { LandlockPlan } from './landlock-rules.js';
 import { makeNonDumpable } from '../non-dumpable.js';
 import { endWithTheChannel, serveSpawns } from '../executor/spawn-service.js';
-import { LaunchError, loadLibc, restrict } from './landlock-launcher.js';
+import { LaunchError, loadLibc, restrictChecked } from './landlock-launcher.js';
 import type { FromConfined, ToConfined } from './confined-spawner.js';
 
 const dumpable = makeNonDumpable();
@@ -27,18 +26,7 @@ function send(message: FromConfined): void {
 /** Restricts this process to `plan` and checks that it holds; the ABI, or throws why not. */
 function confine(plan: LandlockPlan): number {
   if (dumpable !== undefined) throw new LaunchError(`cannot make the confined spawner non-dumpable: ${dumpable}`);
-  const abi = restrict(loadLibc(), plan);
-  const hidden = plan.hidden[0];
-  if (hidden !== undefined) {
-    let reached = true;
-    try {
-      readdirSync(hidden);
-    } catch {
-      reached = false;
-    }
-    if (reached) throw new LaunchError(`the restriction does not hold: ${hidden} is still readable`);
-  }
-  return abi;
+  return restrictChecked(loadLibc(), plan);
 }
 
 let confined = false;

@@ -291,8 +291,8 @@ function parsePlan(text: string | undefined): LandlockPlan {
   }
 }
 
-/** The probe: restrict, check that the first hidden directory is refused, print the ABI. */
-function probe(libc: Libc, plan: LandlockPlan): void {
+/** Restricts this process to `plan`, then checks that the first hidden directory is refused; the ABI. */
+export function restrictChecked(libc: Libc, plan: LandlockPlan): number {
   const abi = restrict(libc, plan);
   const hidden = plan.hidden[0];
   if (hidden !== undefined) {
@@ -304,7 +304,12 @@ function probe(libc: Libc, plan: LandlockPlan): void {
     }
     if (reached) throw new LaunchError(`the restriction does not hold: ${hidden} is still readable`);
   }
-  writeSync(1, `${JSON.stringify({ abi })}\n`);
+  return abi;
+}
+
+/** The probe: restrict, check that the restriction holds, print the ABI. */
+function probe(libc: Libc, plan: LandlockPlan): void {
+  writeSync(1, `${JSON.stringify({ abi: restrictChecked(libc, plan) })}\n`);
 }
 
 function main(args: string[]): void {
