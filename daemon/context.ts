@@ -2,19 +2,19 @@
  * The daemon's state, shared by every handler: configuration, sessions, processes, runs, paths.
  */
 import type { PlatformFacts } from '../protocol/platform.js';
-import type { ActiveRuns } from './active-runs.js';
+import type { ActiveRuns } from './runs/active-runs.js';
 import type { ConfigStore } from './state/config-store.js';
-import type { EnvMap } from './env.js';
+import type { EnvMap } from './runs/env.js';
 import type { Spawner } from './executor/spawner.js';
 import type { ConfinedSpawners } from './sandbox/confined-spawner.js';
 import type { JobTable } from './jobs/job-table.js';
-import type { Logger } from './logger.js';
+import type { Logger } from './log/logger.js';
 import type { DaemonObserver } from './observability/observer.js';
-import type { ProcessRegistry } from './process-registry.js';
+import type { ProcessRegistry } from './processes/process-registry.js';
 import type { RequestKeyStore } from './request-keys/key-store.js';
 import type { RegexChecker } from './waits/regex-checker.js';
 import type { ProbedRunner } from './sandbox/runner.js';
-import type { SessionTable } from './sessions.js';
+import type { SessionTable } from './sessions/sessions.js';
 import type { SpillUsage } from './state/spill-sweep.js';
 import type { statePaths } from '../shared/state-dir.js';
 import type { TerminalTable } from './terminals/terminal-table.js';

@@ -3,13 +3,13 @@
  * watch are light and load with it; the server and its logger (zod, every handler and subsystem)
  * load through `loadDaemon()`, only when a daemon really starts in this process.
  */
-import { keepYoungGenerationSmall } from './heap-footprint.js';
-import { closeInheritedFds } from './inherited-fds.js';
-import type { createLogger } from './logger.js';
+import { keepYoungGenerationSmall } from './host/heap-footprint.js';
+import { closeInheritedFds } from './host/inherited-fds.js';
+import type { createLogger } from './log/logger.js';
 import type { startDaemon } from './server.js';
 
 export { checkTlsFiles, parseListenUrl, type ListenSpec, type TlsFiles } from './net/listeners.js';
-export { daemonIsIdle, watchIdle } from './idle-exit.js';
+export { daemonIsIdle, watchIdle } from './host/idle-exit.js';
 export { parseMetricsUrl, type MetricsSpec } from './observability/address.js';
 
 /** What starting a daemon in this process takes. */
@@ -25,6 +25,6 @@ export async function loadDaemon(): Promise<DaemonModules> {
   // First: no worker, spawner or command may start while an inherited descriptor is open.
   const closedFds = closeInheritedFds();
   keepYoungGenerationSmall();
-  const [logger, server] = await Promise.all([import('./logger.js'), import('./server.js')]);
+  const [logger, server] = await Promise.all([import('./log/logger.js'), import('./server.js')]);
   return { createLogger: logger.createLogger, startDaemon: server.startDaemon, closedFds };
 }

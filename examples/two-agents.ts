@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from '../client/connect.js';
 import { createShellTools, type ShellTools } from '../client/tool/index.js';
-import { createLogger } from '../daemon/logger.js';
+import { createLogger } from '../daemon/log/logger.js';
 import { startDaemon, type RunningDaemon } from '../daemon/server.js';
 
 /** Runs one tool call and prints the call and what the model reads. */

@@ -11,7 +11,7 @@ import { PLATFORM, type PlatformFacts } from '../protocol/platform.js';
 export function statePaths(stateDir: string) {
   return {
     token: join(stateDir, 'token'),
-    /** The administrative token: grants the daemon-wide methods (daemon/admin.ts). */
+    /** The administrative token: grants the daemon-wide methods (daemon/sessions/admin.ts). */
     adminToken: join(stateDir, 'admin-token'),
     config: join(stateDir, 'config.json'),
     journal: join(stateDir, 'jobs.journal'),

@@ -34,7 +34,7 @@ import type { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
 import type { MemoryUse } from '../../shared/proc.js';
 import { hasSpareDescriptors } from '../../spill/fd-headroom.js';
-import { IdleRelease } from '../idle-release.js';
+import { IdleRelease } from '../host/idle-release.js';
 import { signalGroup } from './kill.js';
 import { startChild } from './spawn-child.js';
 import type { FromSpawner, PipeName, SpawnOrder, ToSpawner } from './spawn-messages.js';

@@ -3,8 +3,8 @@ import { lstat, readdir, realpath } from 'node:fs/promises';
 import { dirname, join, normalize } from 'node:path';
 import type { FileId } from '../../shared/proc.js';
 import type { DaemonContext } from '../context.js';
-import { resolveSandboxPolicy } from '../resolve.js';
-import type { Session } from '../sessions.js';
+import { resolveSandboxPolicy } from '../runs/resolve.js';
+import type { Session } from '../sessions/sessions.js';
 import type { FsPolicy, HiddenTree } from './policy.js';
 import { isHidden, resolveRequestPath } from './policy.js';
 

@@ -1,6 +1,6 @@
 /** `config/get` and `config/set`. */
 import { ConfigGet, ConfigSet } from '../../protocol/methods.js';
-import { requireAdmin } from '../admin.js';
+import { requireAdmin } from '../sessions/admin.js';
 import { handler } from '../net/handler.js';
 
 /** Handlers of the configuration methods. */

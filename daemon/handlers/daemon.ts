@@ -4,14 +4,14 @@ import { join } from 'node:path';
 import { DaemonShutdown, DaemonStatus } from '../../protocol/methods.js';
 import type { DaemonStatusResult } from '../../protocol/types.js';
 import { readMemoryUse } from '../../shared/proc.js';
-import { requireAdmin } from '../admin.js';
+import { requireAdmin } from '../sessions/admin.js';
 import type { Spawner } from '../executor/spawner.js';
 import type { ClientConnection } from '../net/connection.js';
 import { handler } from '../net/handler.js';
-import type { Session } from '../sessions.js';
+import type { Session } from '../sessions/sessions.js';
 import type { Job } from '../jobs/job.js';
 import type { DaemonContext } from '../context.js';
-import { sessionSpillDir } from '../session-lifecycle.js';
+import { sessionSpillDir } from '../sessions/session-lifecycle.js';
 
 /** Counts the files and bytes under the spill directory. */
 async function spillUsage(dir: string): Promise<{ files: number; bytes: number }> {

@@ -29,7 +29,7 @@ import { fsServiceOf, trackConnection } from '../fs/service.js';
 import { countDirectories, inotifyShare } from '../fs/watch-budget.js';
 import { mkdirPath, movePath, removePath, writePath } from '../fs/write-ops.js';
 import { handler, type HandlerContext, type HandlerEntry } from '../net/handler.js';
-import { configFor } from '../bound-config.js';
+import { configFor } from '../sessions/bound-config.js';
 import type { ResultOf } from '../../protocol/methods.js';
 
 /** A file handler: the session is required and the call's policy built before `run`. */

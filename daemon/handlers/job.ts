@@ -20,7 +20,7 @@ import type { Config } from '../../protocol/config.js';
 import type { ExecSpec } from '../../protocol/types.js';
 import { jobEnd, failedEnd } from '../observability/command-outcome.js';
 import { observedCommand, specFacts } from '../observability/command-watch.js';
-import { requireAdmin } from '../admin.js';
+import { requireAdmin } from '../sessions/admin.js';
 import { handler, type HandlerContext } from '../net/handler.js';
 import { waitUntil, type Until } from '../waits/wait-until.js';
 import type { Job } from '../jobs/job.js';
@@ -30,11 +30,11 @@ import { planJobLaunch } from '../jobs/launch-plan.js';
 import { waitForOutput } from '../jobs/read-wait.js';
 import { recordReportedOutputs } from '../state/output-files.js';
 import { startJob } from '../jobs/start-job.js';
-import { sessionSpillDir } from '../session-lifecycle.js';
+import { sessionSpillDir } from '../sessions/session-lifecycle.js';
 import { fingerprintRequest } from '../request-keys/fingerprint.js';
 import { isHiddenPath } from '../fs/call.js';
 import { awaitRunner, checkSpawnLimits, confineSpec, resolveRequest } from './shell.js';
-import { configFor } from '../bound-config.js';
+import { configFor } from '../sessions/bound-config.js';
 
 /**
  * The job, when this connection opened `sessionId` and that session owns the job:

@@ -6,9 +6,9 @@ import type { SessionUpdateResult } from '../../protocol/types.js';
 import { handler } from '../net/handler.js';
 import { jobsForSessionOpen } from '../jobs/announce.js';
 import { lowerLimits, openLimits } from '../limits/resolve-limits.js';
-import { openFacts, updateFacts } from '../session-facts.js';
-import { closeSession } from '../session-lifecycle.js';
-import type { Session } from '../sessions.js';
+import { openFacts, updateFacts } from '../sessions/session-facts.js';
+import { closeSession } from '../sessions/session-lifecycle.js';
+import type { Session } from '../sessions/sessions.js';
 
 /** What `session/update` answers: the facts as they now stand, env values left out. */
 function factsOf(session: Session): SessionUpdateResult {

@@ -4,12 +4,12 @@ import { performance } from 'node:perf_hooks';
 import { ExecdError } from '../../protocol/errors.js';
 import { ShellResolve, ShellRun, type ExecRequest, type ParamsOf } from '../../protocol/methods.js';
 import type { ExecSpec, ShellRunResult, YieldedRunResult } from '../../protocol/types.js';
-import { maskEnv } from '../env.js';
+import { maskEnv } from '../runs/env.js';
 import { runForeground, type OutputFlow } from '../executor/run.js';
 import type { DaemonContext } from '../context.js';
 import { unitLimits } from '../limits/resolve-limits.js';
 import { handler, type HandlerContext } from '../net/handler.js';
-import { resolveSpec } from '../resolve.js';
+import { resolveSpec } from '../runs/resolve.js';
 import type { Job } from '../jobs/job.js';
 import { failedEnd, jobEnd, runEnd } from '../observability/command-outcome.js';
 import { observedCommand, specFacts } from '../observability/command-watch.js';
@@ -19,10 +19,10 @@ import { hiddenPaths } from '../sandbox/hidden-paths.js';
 import { isConfined } from '../sandbox/modes.js';
 import { confine, sandboxUnavailable, type Confinement } from '../sandbox/runner.js';
 import { recordReportedOutputs } from '../state/output-files.js';
-import { sessionSpillDir, sessionTempDir } from '../session-lifecycle.js';
+import { sessionSpillDir, sessionTempDir } from '../sessions/session-lifecycle.js';
 import { dropCapture, openRunStdin, progressSender } from './shell-stream.js';
 import { runYielding } from './yield-run.js';
-import { configFor } from '../bound-config.js';
+import { configFor } from '../sessions/bound-config.js';
 
 /** Resolves a request against its session; SESSION_NOT_FOUND when this connection has not opened it. */
 export function resolveRequest(request: ExecRequest, { daemon, conn }: HandlerContext): ExecSpec | ExecdError {

@@ -21,9 +21,9 @@ import { performance } from 'node:perf_hooks';
 import type { ClientConnection } from '../net/connection.js';
 import { failedEnd, terminalRunEnd } from '../observability/command-outcome.js';
 import { observedCommand } from '../observability/command-watch.js';
-import { requireAdmin } from '../admin.js';
+import { requireAdmin } from '../sessions/admin.js';
 import { handler, type HandlerContext } from '../net/handler.js';
-import { sessionSpillDir } from '../session-lifecycle.js';
+import { sessionSpillDir } from '../sessions/session-lifecycle.js';
 import { recordReportedOutputs } from '../state/output-files.js';
 import { openTerminal } from '../terminals/open-terminal.js';
 import { runInTerminal } from '../terminals/run.js';
@@ -31,8 +31,8 @@ import { checkInputSize, sendToTerminal } from '../terminals/send.js';
 import { signalForeground } from '../terminals/signal.js';
 import type { Terminal, TerminalViewer } from '../terminals/terminal.js';
 import type { LimitCounts } from '../limits/limit-backend.js';
-import type { ProcessScopes } from '../process-scopes.js';
-import { configFor } from '../bound-config.js';
+import type { ProcessScopes } from '../processes/process-scopes.js';
+import { configFor } from '../sessions/bound-config.js';
 
 /** TERMINALS_UNAVAILABLE when the start-up probe found that no PTY can be opened. */
 async function unavailable({ daemon }: HandlerContext): Promise<ExecdError | undefined> {

@@ -10,7 +10,7 @@ import { performance } from 'node:perf_hooks';
 import { MAX_TIMER_MS } from '../../protocol/config.js';
 import { BACKGROUND_DISABLED_MESSAGE, ExecdError } from '../../protocol/errors.js';
 import type { CollectedOutput, ExecSpec, ShellRunResult, YieldedRunResult } from '../../protocol/types.js';
-import { SHUTDOWN_ABORT } from '../active-runs.js';
+import { SHUTDOWN_ABORT } from '../runs/active-runs.js';
 import type { DaemonContext } from '../context.js';
 import type { Job } from '../jobs/job.js';
 import { killJob } from '../jobs/job-control.js';
@@ -19,8 +19,8 @@ import { planJobLaunch } from '../jobs/launch-plan.js';
 import { startJob } from '../jobs/start-job.js';
 import { decodeSlice } from '../jobs/stream-read.js';
 import type { Confinement } from '../sandbox/runner.js';
-import { sessionSpillDir } from '../session-lifecycle.js';
-import { configFor } from '../bound-config.js';
+import { sessionSpillDir } from '../sessions/session-lifecycle.js';
+import { configFor } from '../sessions/bound-config.js';
 
 /** A run that may yield, as the `shell/run` handler resolved it. */
 export interface YieldingRun {

@@ -8,8 +8,8 @@
 import { openSpillFiles } from '../../spill/spill-file.js';
 import { groupAlive, terminateGroup } from '../executor/kill.js';
 import { HAS_PROC } from '../../shared/proc.js';
-import type { Logger } from '../logger.js';
-import type { ProcessRegistry } from '../process-registry.js';
+import type { Logger } from '../log/logger.js';
+import type { ProcessRegistry } from '../processes/process-registry.js';
 import type { Job } from './job.js';
 import { GrowingLogFileStream, LogFileStream, fileSize } from './job-streams.js';
 import { journaledGroupOurs } from './recovery.js';

@@ -5,8 +5,8 @@
  */
 import { JobExited } from '../../protocol/methods.js';
 import type { JobSnapshot } from '../../protocol/types.js';
-import type { Logger } from '../logger.js';
-import type { SessionTable } from '../sessions.js';
+import type { Logger } from '../log/logger.js';
+import type { SessionTable } from '../sessions/sessions.js';
 import type { Job } from './job.js';
 import type { JobTable } from './job-table.js';
 

@@ -5,7 +5,7 @@
 import { lstat, rm, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { MAX_TIMER_MS } from '../../protocol/config.js';
-import type { ProcessRegistry } from '../process-registry.js';
+import type { ProcessRegistry } from '../processes/process-registry.js';
 import type { Job } from './job.js';
 import { CapturedFileStream, GrowingLogFileStream } from './job-streams.js';
 import type { JobTable } from './job-table.js';

@@ -7,7 +7,7 @@
 import { rm } from 'node:fs/promises';
 import { resolve, sep } from 'node:path';
 import { ExecdError } from '../../protocol/errors.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../log/logger.js';
 import { formatJobId } from './ids.js';
 import type { Job } from './job.js';
 import { fromRecord, toRecord } from './job-record.js';

@@ -10,7 +10,7 @@
  * everything missed, so journaling resumes without a restart once space is free again.
  */
 import { closeSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../log/logger.js';
 import {
   compactedEntries,
   replayJournal,

@@ -5,7 +5,7 @@
  * ended after HELPER_IDLE_MS without a request.
  */
 import { Worker } from 'node:worker_threads';
-import { IdleRelease } from '../idle-release.js';
+import { IdleRelease } from '../host/idle-release.js';
 
 /** The worker's code: one `mkfifo -m 600` per request, answered with its id and an error text, if any. */
 const WORKER_SOURCE = `

@@ -4,8 +4,8 @@
  */
 import { signallable, terminateGroup } from '../executor/kill.js';
 import { HAS_PROC, liveGroupMembers, readProcStat, readProcUid, type ProcStat } from '../../shared/proc.js';
-import type { Logger } from '../logger.js';
-import type { ProcessRegistry } from '../process-registry.js';
+import type { Logger } from '../log/logger.js';
+import type { ProcessRegistry } from '../processes/process-registry.js';
 import type { Job } from './job.js';
 
 /**

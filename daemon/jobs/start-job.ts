@@ -17,8 +17,8 @@ import { groupAlive, signalGroup, terminateGroup, waitGroupGone } from '../execu
 import { HAS_PROC, readProcStat } from '../../shared/proc.js';
 import { checkWorkdir, spawned, spawnShell, type ShellProcess } from '../executor/spawn.js';
 import { JOB_DESCRIPTOR_RESERVE, type Spawner } from '../executor/spawner.js';
-import type { Logger } from '../logger.js';
-import type { ProcessRegistry, TrackedGroup } from '../process-registry.js';
+import type { Logger } from '../log/logger.js';
+import type { ProcessRegistry, TrackedGroup } from '../processes/process-registry.js';
 import { Job } from './job.js';
 import { JobStdin } from './job-stdin.js';
 import { CapturedFileStream, CollectedStream, LogFileStream, TailBytesStream, type JobStream } from './job-streams.js';

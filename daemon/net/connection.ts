@@ -26,7 +26,7 @@ import { Initialize } from '../../protocol/methods.js';
 import type { DaemonContext } from '../context.js';
 import type { OutputFlow } from '../executor/run.js';
 import type { HandlerEntry } from './handler.js';
-import type { SessionHolder } from '../sessions.js';
+import type { SessionHolder } from '../sessions/sessions.js';
 import {
   BoundedSocketWriter,
   createGuardedReader,
@@ -53,7 +53,7 @@ export class ClientConnection implements SessionHolder {
   readonly openSessions = new Set<string>();
   readonly rpc: MessageConnection;
   private authedFlag = false;
-  /** True once `initialize` carried the admin token (daemon/admin.ts). */
+  /** True once `initialize` carried the admin token (daemon/sessions/admin.ts). */
   admin = false;
   /** The `client.name` given in `initialize` (the audit log's client). */
   clientName: string | undefined;

@@ -12,7 +12,7 @@ import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { createServer as createNetServer, type Server, type Socket } from 'node:net';
 import { createServer as createTlsServer, type TLSSocket } from 'node:tls';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../log/logger.js';
 import type { NetworkAdmission } from './admission.js';
 
 /** One `--listen` address. */

@@ -8,7 +8,7 @@
  * never an environment value, never a token: the start line is built from named fields only, not
  * from the request.
  */
-import { RotatingLogFile, type LogFileLimits } from '../log-file.js';
+import { RotatingLogFile, type LogFileLimits } from '../log/log-file.js';
 import type { CommandEnd, CommandStart, DaemonObserver } from './observer.js';
 
 /** The longest command text a line holds, in UTF-8 bytes; a longer one is cut and marked. */

@@ -27,7 +27,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import { hasSpareDescriptors } from '../../spill/fd-headroom.js';
-import { IdleRelease } from '../idle-release.js';
+import { IdleRelease } from '../host/idle-release.js';
 import { signalGroup } from '../executor/kill.js';
 import type { FromSpawner, PipeName, SpawnOrder, ToSpawner } from '../executor/spawn-messages.js';
 import {

@@ -11,7 +11,7 @@
  * it answers `unconfinable` with the reason and exits: the daemon fails its spawns closed.
  */
 import type { LandlockPlan } from './landlock-rules.js';
-import { makeNonDumpable } from '../non-dumpable.js';
+import { makeNonDumpable } from '../host/non-dumpable.js';
 import { endWithTheChannel, serveSpawns } from '../executor/spawn-service.js';
 import { LaunchError, loadLibc, restrictChecked } from './landlock-launcher.js';
 import type { FromConfined, ToConfined } from './confined-spawner.js';

@@ -5,7 +5,7 @@
  * `initialize` with what the kernel offers while that probe still runs (see `runner.ts`).
  */
 import { constants } from 'node:os';
-import { koffi } from '../koffi.js';
+import { koffi } from '../host/koffi.js';
 
 /** `landlock_create_ruleset`: the same number on x86-64 and arm64 (syscalls from 403 on share one table). */
 export const SYS_CREATE_RULESET = 444;

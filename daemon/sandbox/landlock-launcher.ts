@@ -14,7 +14,7 @@
  * restricts itself, checks that the first hidden directory is refused and prints the ABI.
  */
 import { closeSync, openSync, readdirSync, readFileSync, readlinkSync, statSync, writeSync } from 'node:fs';
-import { koffi as loadKoffi } from '../koffi.js';
+import { koffi as loadKoffi } from '../host/koffi.js';
 import { CREATE_RULESET_VERSION, SYS_CREATE_RULESET } from './landlock-abi.js';
 import {
   ENV_CHUNK_PREFIX,

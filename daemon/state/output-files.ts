@@ -13,7 +13,7 @@ import type { OutputReadResult } from '../../protocol/types.js';
 import { readAt } from '../../spill/file-capture.js';
 import { openSpillFiles } from '../../spill/spill-file.js';
 import type { DaemonContext } from '../context.js';
-import { sessionSpillDir } from '../session-lifecycle.js';
+import { sessionSpillDir } from '../sessions/session-lifecycle.js';
 import { decodePage } from '../jobs/stream-read.js';
 
 /** Records spill paths answered to a session, so that `output/read` may open them later. */

@@ -18,7 +18,7 @@
 import { lstat, readdir, stat, unlink } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { OpenFiles } from '../../spill/spill-file.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../log/logger.js';
 
 /** Period of the background sweep. */
 export const SWEEP_INTERVAL_MS = 60_000;

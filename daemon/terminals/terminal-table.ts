@@ -4,9 +4,9 @@
  */
 import { ExecdError } from '../../protocol/errors.js';
 import { TerminalExited } from '../../protocol/methods.js';
-import type { Logger } from '../logger.js';
-import type { ProcessRegistry, TrackedGroup } from '../process-registry.js';
-import type { SessionTable } from '../sessions.js';
+import type { Logger } from '../log/logger.js';
+import type { ProcessRegistry, TrackedGroup } from '../processes/process-registry.js';
+import type { SessionTable } from '../sessions/sessions.js';
 import { killRecoveredTerminal, killTerminalProcesses } from './kill-terminal.js';
 import { Terminal, type TerminalExit } from './terminal.js';
 import { TerminalJournal, type TerminalRecord } from './terminal-journal.js';

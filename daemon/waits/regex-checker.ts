@@ -10,7 +10,7 @@
  * another client's `config/get` answers in a few milliseconds.
  */
 import { Worker } from 'node:worker_threads';
-import { IdleRelease } from '../idle-release.js';
+import { IdleRelease } from '../host/idle-release.js';
 import type { RegexAnswer, RegexCheck } from './regex-worker.js';
 
 /** Longest a single check may run. */

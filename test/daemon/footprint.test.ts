@@ -1,5 +1,5 @@
 /**
- * What an idle daemon keeps (B10; daemon/heap-footprint.ts, daemon/idle-release.ts): after a
+ * What an idle daemon keeps (B10; daemon/host/heap-footprint.ts, daemon/host/idle-release.ts): after a
  * burst of runs, jobs and a pattern wait, it gives back the young generation the burst grew and
  * lets its helper processes and threads go. Measured as the anonymous memory (`Pss_Anon` of
  * `smaps_rollup`: the heap, not the shared Node binary) of the daemon's own process.
@@ -7,8 +7,8 @@
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { QUIET_MS } from '../../daemon/heap-footprint.js';
-import { HELPER_IDLE_MS } from '../../daemon/idle-release.js';
+import { QUIET_MS } from '../../daemon/host/heap-footprint.js';
+import { HELPER_IDLE_MS } from '../../daemon/host/idle-release.js';
 import { JobRelease, JobWait, ShellRun, ShellStart } from '../../protocol/methods.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { spawnerProcesses } from '../helpers/procs.js';

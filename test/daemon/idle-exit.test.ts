@@ -1,7 +1,7 @@
 /** Idle exit: what counts as idle, and the clock that a busy moment resets. */
 import { describe, expect, it } from 'vitest';
 import type { DaemonContext } from '../../daemon/context.js';
-import { daemonIsIdle, watchIdle } from '../../daemon/idle-exit.js';
+import { daemonIsIdle, watchIdle } from '../../daemon/host/idle-exit.js';
 import { waitFor } from '../helpers/wait.js';
 
 function context(facts: { heldSessions?: number; runs?: number; processes?: number }): DaemonContext {

@@ -1,6 +1,6 @@
-/** `IdleRelease` (daemon/idle-release.ts): when an unused helper is let go, on a fake clock. */
+/** `IdleRelease` (daemon/host/idle-release.ts): when an unused helper is let go, on a fake clock. */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { HELPER_IDLE_MS, IdleRelease, MAX_HELPER_IDLE_MS } from '../../daemon/idle-release.js';
+import { HELPER_IDLE_MS, IdleRelease, MAX_HELPER_IDLE_MS } from '../../daemon/host/idle-release.js';
 
 describe('IdleRelease', () => {
   beforeEach(() => void vi.useFakeTimers());

@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { isInheritable } from '../../daemon/inherited-fds.js';
+import { isInheritable } from '../../daemon/host/inherited-fds.js';
 import { JobRead, JobWait, SessionOpen, ShellStart, TerminalOpen, TerminalRun } from '../../protocol/methods.js';
 import { CLI, startDaemon } from '../helpers/daemon.js';
 import { cliWorld } from '../helpers/cli.js';

@@ -18,7 +18,7 @@ import {
   TerminalList,
   TerminalOpen,
 } from '../../protocol/methods.js';
-import { TERMINALS_DO_NOT_SURVIVE } from '../../daemon/active-runs.js';
+import { TERMINALS_DO_NOT_SURVIVE } from '../../daemon/runs/active-runs.js';
 import { ADOPTED_ENDED_DETAIL } from '../../daemon/jobs/settlement.js';
 import { CLI, startDaemon, waitPidsGone, type TestDaemon } from '../helpers/daemon.js';
 import { pidAlive } from '../helpers/procs.js';

@@ -4,7 +4,7 @@
  * with and without a cgroup namespace.
  */
 import { describe, expect, it } from 'vitest';
-import { parseCgroupHomes } from '../../daemon/process-scopes.js';
+import { parseCgroupHomes } from '../../daemon/processes/process-scopes.js';
 
 /** One mountinfo line of a cgroup mount. */
 function mount(root: string, point: string, fstype: 'cgroup' | 'cgroup2', superOptions = 'rw'): string {

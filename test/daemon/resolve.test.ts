@@ -1,8 +1,8 @@
 /** resolve() and the environment merge, as pure functions. */
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG } from '../../protocol/config.js';
-import { buildEnv, maskEnv, scrubEnv } from '../../daemon/env.js';
-import { resolveSpec, type ResolveContext } from '../../daemon/resolve.js';
+import { buildEnv, maskEnv, scrubEnv } from '../../daemon/runs/env.js';
+import { resolveSpec, type ResolveContext } from '../../daemon/runs/resolve.js';
 
 const ctx = (over: Partial<ResolveContext> = {}): ResolveContext => ({
   session: { id: 's1', cwd: '/work/s1' },

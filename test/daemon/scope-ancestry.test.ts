@@ -1,6 +1,6 @@
-/** Which members of a unit's cgroup the daemon may kill (daemon/scope-ancestry.ts): the pure rule. */
+/** Which members of a unit's cgroup the daemon may kill (daemon/processes/scope-ancestry.ts): the pure rule. */
 import { describe, expect, it } from 'vitest';
-import { ownedByUnit, type ScopedProcess } from '../../daemon/scope-ancestry.js';
+import { ownedByUnit, type ScopedProcess } from '../../daemon/processes/scope-ancestry.js';
 
 const DAEMON = 100;
 const SPAWNERS = new Set([DAEMON]);

@@ -1,6 +1,6 @@
 /** When a session counts as idle and may be closed by the daemon. */
 import { describe, expect, it } from 'vitest';
-import { sessionIsIdle } from '../../daemon/session-lifecycle.js';
+import { sessionIsIdle } from '../../daemon/sessions/session-lifecycle.js';
 
 const quiet = { connections: 0, liveJobs: 0, liveGroups: 0, lastActiveAt: 1_000 };
 

@@ -4,7 +4,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { HELPER_IDLE_MS } from '../../daemon/idle-release.js';
+import { HELPER_IDLE_MS } from '../../daemon/host/idle-release.js';
 import { DaemonStatus, JobKill, JobRead, ShellStart } from '../../protocol/methods.js';
 import { startDaemon, waitPidsGone, type TestDaemon } from '../helpers/daemon.js';
 import { waitJob } from '../helpers/jobs.js';

@@ -9,7 +9,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { onTestFinished } from 'vitest';
-import { removeLeftCgroups } from '../../daemon/process-scopes.js';
+import { removeLeftCgroups } from '../../daemon/processes/process-scopes.js';
 import { CLI, waitPidsGone } from './daemon.js';
 
 /** What a finished CLI process left. */

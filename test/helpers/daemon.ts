@@ -12,7 +12,7 @@ import { type ConnectOptions, type ExecdClient } from '../../client/connection.j
 import { SessionOpen } from '../../protocol/methods.js';
 import { waitFor } from './wait.js';
 import { pidAlive } from './procs.js';
-import { removeLeftCgroups } from '../../daemon/process-scopes.js';
+import { removeLeftCgroups } from '../../daemon/processes/process-scopes.js';
 
 /** How long a finished test's daemon gets to shut down gracefully before it is killed. */
 const STOP_TIMEOUT_MS = 30_000;

@@ -9,7 +9,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { parseCgroupHomes } from '../../daemon/process-scopes.js';
+import { parseCgroupHomes } from '../../daemon/processes/process-scopes.js';
 import { JobList, SessionClose, ShellStart } from '../../protocol/methods.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { pidAlive } from '../helpers/procs.js';

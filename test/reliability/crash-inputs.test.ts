@@ -17,14 +17,14 @@ import {
 } from '../../protocol/methods.js';
 import { DEFAULT_CONFIG } from '../../protocol/config.js';
 import type { ExecSpec } from '../../protocol/types.js';
-import { ProcessRegistry } from '../../daemon/process-registry.js';
+import { ProcessRegistry } from '../../daemon/processes/process-registry.js';
 import { Spawner } from '../../daemon/executor/spawner.js';
 import { runForeground } from '../../daemon/executor/run.js';
 import { killJob } from '../../daemon/jobs/job-control.js';
 import { JobTable } from '../../daemon/jobs/job-table.js';
 import { planJobLaunch } from '../../daemon/jobs/launch-plan.js';
 import { startJob } from '../../daemon/jobs/start-job.js';
-import { createLogger } from '../../daemon/logger.js';
+import { createLogger } from '../../daemon/log/logger.js';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { isSettled } from '../helpers/jobs.js';
 import { openFdCount } from '../helpers/procs.js';

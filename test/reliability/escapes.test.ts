@@ -21,7 +21,7 @@ import {
   TerminalOpen,
   TerminalRun,
 } from '../../protocol/methods.js';
-import { ProcessScopes } from '../../daemon/process-scopes.js';
+import { ProcessScopes } from '../../daemon/processes/process-scopes.js';
 import { readProcStat } from '../../shared/proc.js';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { pidAlive } from '../helpers/procs.js';

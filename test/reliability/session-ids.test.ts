@@ -19,7 +19,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { sessionDirName } from '../../daemon/session-lifecycle.js';
+import { sessionDirName } from '../../daemon/sessions/session-lifecycle.js';
 import { JobRead, JobRelease, SessionClose, SessionOpen, ShellRun, ShellStart } from '../../protocol/methods.js';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { waitJob } from '../helpers/jobs.js';

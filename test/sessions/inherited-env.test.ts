@@ -4,7 +4,7 @@
  * every command from a clean base — tried with a daemon auto-started from a project's shell.
  */
 import { describe, expect, it } from 'vitest';
-import { CLEAN_PATH, baseEnvironment, maskEnv, scrubEnv, scrubUrlPasswords } from '../../daemon/env.js';
+import { CLEAN_PATH, baseEnvironment, maskEnv, scrubEnv, scrubUrlPasswords } from '../../daemon/runs/env.js';
 import { cliWorld } from '../helpers/cli.js';
 
 const PROJECT_SHELL = {

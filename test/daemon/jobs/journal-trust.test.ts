@@ -9,7 +9,7 @@ import { linkSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, wr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { sessionDirName } from '../../../daemon/session-lifecycle.js';
+import { sessionDirName } from '../../../daemon/sessions/session-lifecycle.js';
 import { JobList, JobPeek, JobRelease } from '../../../protocol/methods.js';
 import { startDaemon } from '../../helpers/daemon.js';
 import { pidsWithArgument } from '../../helpers/procs.js';

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ExecdRpcError } from '../../../client/connection.js';
 import { ConfigGet, JobWait, ShellStart } from '../../../protocol/methods.js';
-import { HELPER_IDLE_MS } from '../../../daemon/idle-release.js';
+import { HELPER_IDLE_MS } from '../../../daemon/host/idle-release.js';
 import { startDaemon } from '../../helpers/daemon.js';
 import { waitFor } from '../../helpers/wait.js';
 

@@ -3,8 +3,8 @@
  * its session again and finds its jobs. A connection may use a session only after opening it.
  */
 import type { NotificationType } from 'vscode-jsonrpc';
-import type { Config } from '../protocol/config.js';
-import { ExecdError } from '../protocol/errors.js';
+import type { Config } from '../../protocol/config.js';
+import { ExecdError } from '../../protocol/errors.js';
 import { differingFacts, reopenRefusal, type SessionFacts } from './session-facts.js';
 
 /** One agent session and its facts. */

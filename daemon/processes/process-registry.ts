@@ -3,9 +3,9 @@
  * jobs, and leftovers (descendants that outlived their run). It is what session close, shutdown
  * and the process limit count and kill.
  */
-import { groupAlive, groupExists, terminateGroup } from './executor/kill.js';
+import { groupAlive, groupExists, terminateGroup } from '../executor/kill.js';
 import { ProcessScopes } from './process-scopes.js';
-import type { RunJournal } from './run-journal.js';
+import type { RunJournal } from '../runs/run-journal.js';
 
 /**
  * How often a leftover that still exists is checked in /proc for a live (non-zombie) member.

@@ -7,11 +7,11 @@
  * a pid while a group carries its number); never a pid ≤ 1.
  */
 import { closeSync, ftruncateSync, openSync, readFileSync, writeSync } from 'node:fs';
-import { HAS_PROC, readProcStat } from '../shared/proc.js';
-import { terminateGroup } from './executor/kill.js';
-import { groupStillOurs } from './jobs/recovery.js';
-import type { Logger } from './logger.js';
-import type { ProcessRegistry } from './process-registry.js';
+import { HAS_PROC, readProcStat } from '../../shared/proc.js';
+import { terminateGroup } from '../executor/kill.js';
+import { groupStillOurs } from '../jobs/recovery.js';
+import type { Logger } from '../log/logger.js';
+import type { ProcessRegistry } from '../processes/process-registry.js';
 
 /** A run the journal says was started and not ended. */
 export interface RunRecord {

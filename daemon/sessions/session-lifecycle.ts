@@ -4,11 +4,11 @@
 import { createHash } from 'node:crypto';
 import { lstat, readdir, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { SESSION_ID_PATTERN } from '../protocol/fields.js';
-import type { SessionCloseResult } from '../protocol/types.js';
-import type { DaemonContext } from './context.js';
-import { releaseSessionFiles } from './fs/service.js';
-import { endSessionJobs } from './jobs/job-control.js';
+import { SESSION_ID_PATTERN } from '../../protocol/fields.js';
+import type { SessionCloseResult } from '../../protocol/types.js';
+import type { DaemonContext } from '../context.js';
+import { releaseSessionFiles } from '../fs/service.js';
+import { endSessionJobs } from '../jobs/job-control.js';
 
 /** Number of files below a directory (0 when it does not exist or is not a real directory). */
 async function countFiles(dir: string): Promise<number> {

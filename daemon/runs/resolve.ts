@@ -3,10 +3,10 @@
  * Pure: everything it reads is passed in.
  */
 import { isAbsolute, resolve as resolvePath } from 'node:path';
-import { clampTimeout, type Config } from '../protocol/config.js';
-import type { ExecRequest } from '../protocol/methods.js';
-import type { SandboxMode, SandboxPolicy } from '../protocol/sandbox.js';
-import type { ExecSpec } from '../protocol/types.js';
+import { clampTimeout, type Config } from '../../protocol/config.js';
+import type { ExecRequest } from '../../protocol/methods.js';
+import type { SandboxMode, SandboxPolicy } from '../../protocol/sandbox.js';
+import type { ExecSpec } from '../../protocol/types.js';
 import { buildEnv, type EnvMap } from './env.js';
 
 /** The session facts a request is resolved against. */

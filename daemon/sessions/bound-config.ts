@@ -4,8 +4,8 @@
  * limit a handler applies is read here, so a lowered limit reaches every open session at once and
  * a raised one only sessions opened afterwards.
  */
-import { boundConfig, type Config } from '../protocol/config.js';
-import type { DaemonContext } from './context.js';
+import { boundConfig, type Config } from '../../protocol/config.js';
+import type { DaemonContext } from '../context.js';
 import type { Session } from './sessions.js';
 
 /**

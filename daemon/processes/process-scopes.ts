@@ -21,20 +21,20 @@
 import { createHmac, createHash } from 'node:crypto';
 import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join, sep } from 'node:path';
-import type { ExecdError } from '../protocol/errors.js';
-import type { LimitReport, LimitsCapability, SessionLimits } from '../protocol/limits.js';
-import type { SessionUsage } from '../protocol/types.js';
-import { HAS_PROC, readProcStat } from '../shared/proc.js';
-import type { EnvMap } from './env.js';
-import type { CgroupTarget } from './executor/spawn-messages.js';
-import { CgroupV1Limits, CgroupV2Limits } from './limits/cgroup-limits.js';
+import type { ExecdError } from '../../protocol/errors.js';
+import type { LimitReport, LimitsCapability, SessionLimits } from '../../protocol/limits.js';
+import type { SessionUsage } from '../../protocol/types.js';
+import { HAS_PROC, readProcStat } from '../../shared/proc.js';
+import type { EnvMap } from '../runs/env.js';
+import type { CgroupTarget } from '../executor/spawn-messages.js';
+import { CgroupV1Limits, CgroupV2Limits } from '../limits/cgroup-limits.js';
 import {
   NoLimits,
   type CgroupEntry,
   type CgroupLayout,
   type LimitBackend,
   type LimitCounts,
-} from './limits/limit-backend.js';
+} from '../limits/limit-backend.js';
 import { bootTicksNow, ownedByUnit } from './scope-ancestry.js';
 
 /** How `ProcessScopes.kill` treats a scope. */

@@ -6,7 +6,7 @@
  * the session token — an agent's harness, an MCP server — works in the sessions it opens and
  * cannot change the daemon for the others.
  */
-import { ExecdError } from '../protocol/errors.js';
+import { ExecdError } from '../../protocol/errors.js';
 
 /** What the check reads of a connection. */
 export interface AdminHolder {

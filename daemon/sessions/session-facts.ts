@@ -3,13 +3,13 @@
  * them, and how `session/update` changes them — cwd and env replaced, the sandbox only narrowed.
  * Pure.
  */
-import { ExecdError } from '../protocol/errors.js';
-import type { Config } from '../protocol/config.js';
-import type { SessionLimits } from '../protocol/limits.js';
-import type { EscalationTarget, NetworkPolicy, SandboxMode } from '../protocol/sandbox.js';
-import type { EnvMap } from './env.js';
-import { describeLimits, sameLimits } from './limits/resolve-limits.js';
-import { checkNarrowing, type SessionSandboxFacts } from './sandbox/escalation.js';
+import { ExecdError } from '../../protocol/errors.js';
+import type { Config } from '../../protocol/config.js';
+import type { SessionLimits } from '../../protocol/limits.js';
+import type { EscalationTarget, NetworkPolicy, SandboxMode } from '../../protocol/sandbox.js';
+import type { EnvMap } from '../runs/env.js';
+import { describeLimits, sameLimits } from '../limits/resolve-limits.js';
+import { checkNarrowing, type SessionSandboxFacts } from '../sandbox/escalation.js';
 
 /** The facts a session runs with; fixed at open, changed only by `session/update`. */
 export interface SessionFacts {

@@ -3,7 +3,7 @@
  * foreground run, no job, no leftover process) for a while, the daemon shuts down gracefully. A
  * later client starts a new one; the job journal keeps settled jobs readable across that.
  */
-import type { DaemonContext } from './context.js';
+import type { DaemonContext } from '../context.js';
 
 /** True when the daemon has nothing to do: no session held by a client, no process of its own. */
 export function daemonIsIdle(context: DaemonContext): boolean {
