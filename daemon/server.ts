@@ -13,6 +13,7 @@ import { checkPrivateDir, ensureToken, statePaths } from '../shared/state-dir.js
 import type { DaemonContext, ShutdownOptions } from './context.js';
 import { Spawner } from './executor/spawner.js';
 import { sweepAbandonedUploads } from './fs/service.js';
+import { HANDLERS } from './handlers/index.js';
 import { collectWhenQuiet } from './host/heap-footprint.js';
 import { makeNonDumpable } from './host/non-dumpable.js';
 import { followAdopted } from './jobs/adopt.js';
@@ -356,7 +357,7 @@ class Daemon implements RunningDaemon {
    */
   private async listen(): Promise<void> {
     const { context, options } = this;
-    const accept = acceptPath(context, this.connections);
+    const accept = acceptPath(context, this.connections, HANDLERS);
     try {
       if (options.listen?.length) {
         const listenerContext = {

@@ -7,9 +7,9 @@ import type { Message } from 'vscode-jsonrpc';
 import { ExecdError } from '../../protocol/errors.js';
 import { frameMessage } from '../../protocol/framing.js';
 import type { DaemonContext } from '../context.js';
-import { HANDLERS } from '../handlers/index.js';
 import type { Logger } from '../log/logger.js';
 import { ClientConnection, toResponseError } from './connection.js';
+import type { HandlerEntry } from './handler.js';
 
 /** How long a refused peer has to read its answer before its socket is destroyed. */
 const REFUSED_CLOSE_MS = 1_000;
@@ -34,6 +34,7 @@ function refuseConnection(socket: Socket, message: string, log: Logger): void {
 export function acceptPath(
   context: DaemonContext,
   connections: Set<ClientConnection>,
+  handlers: readonly HandlerEntry[],
 ): (socket: Socket) => ClientConnection | undefined {
   return (socket) => {
     if (context.shuttingDown) {
@@ -45,7 +46,7 @@ export function acceptPath(
       refuseConnection(socket, `maxConnections limit reached (${maxConnections})`, context.log);
       return undefined;
     }
-    const conn = new ClientConnection(socket, context, HANDLERS);
+    const conn = new ClientConnection(socket, context, handlers);
     connections.add(conn);
     conn.onClose(() => {
       connections.delete(conn);
