@@ -51,8 +51,7 @@ export function writableCgroupHome(layout: CgroupLayout): CgroupHome | undefined
       // Empty cgroups a daemon killed with -9 left behind go; populated ones (processes that
       // outlived it) stay, to be killed with their session or at shutdown.
       removeEmpty(base);
-      for (const other of Object.values(v1LimitHomes()))
-        if (other !== undefined) removeEmpty(join(other, layout.base));
+      for (const other of Object.values(v1LimitHomes())) if (other !== undefined) removeEmpty(join(other, layout.base));
       return home;
     } catch {
       // Not writable here: the next hierarchy.

@@ -104,13 +104,16 @@ export class ProcessScopes {
   /** Picks the strategy: a cgroup where the daemon can create one and move itself in and out, else /proc. */
   static detect(options: ScopeOptions): ProcessScopes {
     const layout = layoutOf(options.stateDir);
-    const home = !HAS_PROC || options.mode === 'none' || options.mode === 'environ' ? undefined : writableCgroupHome(layout);
+    const home =
+      !HAS_PROC || options.mode === 'none' || options.mode === 'environ' ? undefined : writableCgroupHome(layout);
     const limits =
       options.limits === false
         ? new NoLimits('resource limits are switched off (EXECD_LIMITS=none)')
         : chooseLimits(home, layout);
-    if (!HAS_PROC || options.mode === 'none') return new ProcessScopes(new NoScope(), limits, layout, options.protectedPids);
-    if (!home) return new ProcessScopes(
+    if (!HAS_PROC || options.mode === 'none')
+      return new ProcessScopes(new NoScope(), limits, layout, options.protectedPids);
+    if (!home)
+      return new ProcessScopes(
         new EnvironScope(options.secret, options.protectedPids),
         limits,
         layout,

@@ -40,6 +40,15 @@ describe('ownedByUnit', () => {
     const adopted = member(601, reaper, CREATED + 8);
     const reaperStart = (pid: number) => (pid === reaper ? CREATED - 900 : undefined);
     expect(ownedByUnit([adopted], SPAWNERS, CREATED, reaperStart, () => true, marked)).toEqual([]);
-    expect(ownedByUnit([adopted], SPAWNERS, CREATED, reaperStart, () => true, () => true)).toEqual([adopted]);
+    expect(
+      ownedByUnit(
+        [adopted],
+        SPAWNERS,
+        CREATED,
+        reaperStart,
+        () => true,
+        () => true,
+      ),
+    ).toEqual([adopted]);
   });
 });
