@@ -104,26 +104,22 @@ export class ProcessScopes {
   /** Picks the strategy: a cgroup where the daemon can create one and move itself in and out, else /proc. */
   static detect(options: ScopeOptions): ProcessScopes {
     const layout = layoutOf(options.stateDir);
-    const home =
-      !HAS_PROC || options.mode === 'none' || options.mode === 'environ' ? undefined : writableCgroupHome(layout);
+    const scoped = HAS_PROC && options.mode !== 'none';
+    const home = scoped && options.mode !== 'environ' ? writableCgroupHome(layout) : undefined;
     const limits =
       options.limits === false
         ? new NoLimits('resource limits are switched off (EXECD_LIMITS=none)')
         : chooseLimits(home, layout);
-    if (!HAS_PROC || options.mode === 'none')
-      return new ProcessScopes(new NoScope(), limits, layout, options.protectedPids);
-    if (!home)
-      return new ProcessScopes(
-        new EnvironScope(options.secret, options.protectedPids),
-        limits,
-        layout,
-        options.protectedPids,
-      );
-    // A v2 delegation may have moved the daemon into a leaf: a spawn returns there.
-    const leave = limits.home ?? join(home.dir, 'cgroup.procs');
-    const base = join(home.dir, layout.base);
-    const scope = new CgroupScope({ home, base, leave, secret: options.secret, protectedPids: options.protectedPids });
-    return new ProcessScopes(scope, limits, layout, options.protectedPids);
+    const { secret, protectedPids } = options;
+    let strategy: ScopeStrategy;
+    if (!scoped) strategy = new NoScope();
+    else if (!home) strategy = new EnvironScope(secret, protectedPids);
+    else {
+      // A v2 delegation may have moved the daemon into a leaf: a spawn returns there.
+      const leave = limits.home ?? join(home.dir, 'cgroup.procs');
+      strategy = new CgroupScope({ home, base: join(home.dir, layout.base), leave, secret, protectedPids });
+    }
+    return new ProcessScopes(strategy, limits, layout, protectedPids);
   }
 
   /** How processes are found. */
