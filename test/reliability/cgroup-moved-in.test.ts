@@ -112,7 +112,8 @@ describe('cgroup units kill only their own descendants', { timeout: 60_000 }, ()
     for (const pid of orphans) reap(pid);
     // The run's shell is gone: they were re-parented out of the daemon's cgroups, so no live
     // ancestor ties them to the victim's session.
-    for (const pid of orphans) expect(cgroupOf(readProcStat(pid)!.ppid)).not.toContain('execd-');
+    for (const pid of orphans)
+      expect(readFileSync(`/proc/${readProcStat(pid)!.ppid}/cgroup`, 'utf8')).not.toContain('execd-');
 
     const unit = cgroupOf(attackerPid);
     for (const pid of orphans) writeFileSync(join(unit, 'cgroup.procs'), String(pid));
