@@ -5,7 +5,6 @@
  */
 import type { Ownership } from '../shared/ownership.js';
 import type { DaemonContext } from './context.js';
-import { terminateGroup } from './executor/kill.js';
 import { releaseAllFiles } from './fs/service.js';
 import { keepOrKillJobs, killAllJobs } from './jobs/job-control.js';
 import type { ClientConnection } from './net/connection.js';
@@ -87,9 +86,7 @@ export async function shutDown(parts: ShutdownParts, reason: string, keepJobs: b
   await step('close the journal', () => jobs.close());
   await step('kill leftovers', () => processes.killLeftovers(undefined, graceMs));
   // Whatever an earlier step could not end (it failed) is killed here, whatever its kind.
-  await step('kill every group', () =>
-    Promise.all(processes.live().map((group) => terminateGroup(group.pgid, graceMs))),
-  );
+  await step('kill every group', () => processes.killAll(graceMs));
   await step('close the run journal', () => parts.runJournal.close());
   // The one step that ends processes outside every tracked group: a shutdown that keeps jobs
   // running across a restart skips it, or their escaped descendants would die here.

@@ -1,15 +1,13 @@
 /**
- * Killing a process tree: SIGTERM to the whole group, SIGKILL to whatever is left after the grace
- * period, and a promise that resolves once the group is gone.
+ * Signalling a process tree and telling whether it is gone: the group primitives. Killing one
+ * (first signals, SIGKILL after the grace, the settle wait) is daemon/processes/terminate.ts.
  */
 import treeKill from 'tree-kill';
 import { PLATFORM } from '../../protocol/platform.js';
-import { forgetGroup, groupHasLiveMember, HAS_PROC, liveGroupMembers } from '../../shared/proc.js';
+import { forgetGroup, groupHasLiveMember, HAS_PROC } from '../../shared/proc.js';
 
-/** Interval at which a dying group is polled. */
-const POLL_MS = 10;
-/** How long to wait for the kernel to tear down a SIGKILLed group before giving up. */
-const SIGKILL_SETTLE_MS = 5_000;
+/** Interval at which a group is polled while it dies: one signal-0 a look. */
+export const GROUP_POLL_MS = 10;
 
 /**
  * True while the group (or, with tree-kill, the process) exists, unreaped zombies included: one
@@ -63,17 +61,12 @@ export function signalGroup(pgid: number, signal: NodeJS.Signals): void {
   }
 }
 
-/**
- * Resolves true once the group is gone, false if it still exists after `ms`. `resignal`, when
- * given, is sent to the group again at each poll: a member forked after the last signal (a fork
- * bomb keeps forking) gets it too.
- */
-export async function waitGroupGone(pgid: number, ms: number, resignal?: NodeJS.Signals): Promise<boolean> {
+/** Resolves true once the group is gone, false if it still exists after `ms`. */
+export async function waitGroupGone(pgid: number, ms: number): Promise<boolean> {
   const until = Date.now() + ms;
   while (groupAlive(pgid)) {
     if (Date.now() >= until) return false;
-    if (resignal) signalGroup(pgid, resignal);
-    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+    await new Promise((resolve) => setTimeout(resolve, GROUP_POLL_MS));
   }
   return true;
 }
@@ -87,38 +80,4 @@ export interface TerminateOptions {
    * own exit status.
    */
   spareLeaderOnTerm?: boolean;
-}
-
-/** Signals every live member of a group but its leader (needs /proc; else the whole group). */
-function signalFollowers(pgid: number, signal: NodeJS.Signals): void {
-  if (!HAS_PROC || PLATFORM.killStrategy !== 'process-group') {
-    signalGroup(pgid, signal);
-    return;
-  }
-  let members: number[];
-  try {
-    members = liveGroupMembers(pgid);
-  } catch {
-    // /proc cannot be listed (no descriptor left): the leader is signalled too rather than nobody.
-    signalGroup(pgid, signal);
-    return;
-  }
-  for (const pid of members) {
-    if (pid === pgid) continue;
-    try {
-      process.kill(pid, signal);
-    } catch {
-      // Gone meanwhile.
-    }
-  }
-}
-
-/** SIGTERM the tree, SIGKILL it after `graceMs`, and resolve once it is gone. */
-export async function terminateGroup(pgid: number, graceMs: number, options: TerminateOptions = {}): Promise<void> {
-  if (!signallable(pgid)) return;
-  if (options.spareLeaderOnTerm) signalFollowers(pgid, 'SIGTERM');
-  else signalGroup(pgid, 'SIGTERM');
-  if (await waitGroupGone(pgid, graceMs)) return;
-  signalGroup(pgid, 'SIGKILL');
-  await waitGroupGone(pgid, SIGKILL_SETTLE_MS, 'SIGKILL');
 }

@@ -18,7 +18,8 @@ import { runnerFailure } from '../sandbox/runner-failure.js';
 import { sandboxReport, sandboxUnavailable, type Confinement } from '../sandbox/runner.js';
 import { Deadline } from './deadline.js';
 import { drainAfterExit } from './drain.js';
-import { groupAlive, terminateGroup } from './kill.js';
+import { groupAlive } from './kill.js';
+import { terminate, terminateGroup, unitParts } from '../processes/terminate.js';
 import { checkWorkdir, spawned, spawnShell } from './spawn.js';
 import type { Spawner } from './spawner.js';
 
@@ -152,11 +153,7 @@ export async function runForeground(spec: ExecSpec, ctx: RunContext): Promise<Sh
   const deadline = new Deadline(spec.timeoutMs, ctx.signal);
   // The timeout or abort ends the run's group and, at the same time, what of the run left it.
   const killed = deadline.fired.then(async () => {
-    await Promise.all([
-      terminateGroup(pid, config.graceMs, confinement?.terminate),
-      unit !== undefined &&
-        scopes.kill(ctx.sessionId, unit, config.graceMs, { spare: (member) => member.pgrp === pid }),
-    ]);
+    await terminate(unitParts(scopes, pid, ctx.sessionId, unit, confinement?.terminate), config.graceMs);
   });
 
   const [rawExitCode, rawSignal] = await exited;

@@ -6,7 +6,8 @@
  * ends by itself settles `lost` (never `completed`): its exit code is null and its detail says why.
  */
 import { openSpillFiles } from '../../spill/spill-file.js';
-import { groupAlive, terminateGroup } from '../executor/kill.js';
+import { groupAlive } from '../executor/kill.js';
+import { terminateGroup } from '../processes/terminate.js';
 import { HAS_PROC } from '../../shared/proc.js';
 import type { Logger } from '../log/logger.js';
 import type { ProcessRegistry } from '../processes/process-registry.js';

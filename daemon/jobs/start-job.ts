@@ -13,7 +13,8 @@ import { OutputCollector } from '../../spill/collector.js';
 import { FileCapture, openFileCapture } from '../../spill/file-capture.js';
 import { failureText } from '../../spill/spill-file.js';
 import { drainAfterExit } from '../executor/drain.js';
-import { groupAlive, signalGroup, terminateGroup, waitGroupGone } from '../executor/kill.js';
+import { groupAlive } from '../executor/kill.js';
+import { terminate, terminateGroup, unitParts } from '../processes/terminate.js';
 import { HAS_PROC, readProcStat } from '../../shared/proc.js';
 import { checkWorkdir, spawned, spawnShell, type ShellProcess } from '../executor/spawn.js';
 import { JOB_DESCRIPTOR_RESERVE, type Spawner } from '../executor/spawner.js';
@@ -207,8 +208,7 @@ async function abandonJob(
   ctx: StartJobContext,
 ): Promise<void> {
   if (group) {
-    signalGroup(group.pgid, 'SIGKILL');
-    await waitGroupGone(group.pgid, ctx.config.graceMs);
+    await terminateGroup(group.pgid, 0);
     ctx.processes.untrack(group);
   }
   try {
@@ -241,7 +241,7 @@ async function watchJob(
       ? Promise.resolve(0)
       : scopes.kill(sessionId, unit, graceMs, { spare: (member) => member.pgrp === pid });
   job.killTree = (graceMs) => {
-    killing ??= Promise.all([terminateGroup(pid, graceMs, plan.terminate), killEscaped(graceMs)]).then(() => {});
+    killing ??= terminate(unitParts(scopes, pid, sessionId, unit, plan.terminate), graceMs).then(() => {});
     noteKill();
     return killing;
   };

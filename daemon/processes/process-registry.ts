@@ -3,8 +3,9 @@
  * jobs, and leftovers (descendants that outlived their run). It is what session close, shutdown
  * and the process limit count and kill.
  */
-import { groupAlive, groupExists, terminateGroup } from '../executor/kill.js';
+import { groupAlive, groupExists } from '../executor/kill.js';
 import { ProcessScopes } from './process-scopes.js';
+import { processGroup, terminate, terminateGroup } from './terminate.js';
 import type { RunJournal } from '../runs/run-journal.js';
 
 /**
@@ -147,7 +148,6 @@ export class ProcessRegistry {
   }
 
   private escaped(live: TrackedGroup[]): Map<string, number> {
-    if (this.scopes.mode === 'none') return new Map();
     const pgids = new Set(live.map((group) => group.pgid));
     const sids = new Set(live.filter((group) => group.kind === 'terminal').map((group) => group.pgid));
     return this.scopes.escapedGroups({ pgids, sids });
@@ -168,13 +168,42 @@ export class ProcessRegistry {
     return true;
   }
 
-  /** Kills the leftovers of one session (its runs and jobs are killed by their owners). */
+  /** Kills the leftovers of one session, or of all (its runs and jobs are killed by their owners). */
   async killLeftovers(sessionId: string | undefined, graceMs: number): Promise<number> {
-    const doomed = this.live().filter(
-      (group) => group.kind === 'leftover' && (sessionId === undefined || group.sessionId === sessionId),
+    const doomed = this.leftoversOf(sessionId);
+    await terminate(
+      doomed.map((group) => processGroup(group.pgid)),
+      graceMs,
     );
-    await Promise.all(doomed.map((group) => terminateGroup(group.pgid, graceMs)));
     for (const group of doomed) this.forget(group);
     return doomed.length;
+  }
+
+  /**
+   * Session close, once its runs, jobs and terminals are ended: kills its leftovers and whatever of
+   * it left its process groups (`setsid`, a double fork), found in its scope, in one kill. Returns
+   * how many escaped processes were found.
+   */
+  async endSession(sessionId: string, graceMs: number): Promise<number> {
+    const doomed = this.leftoversOf(sessionId);
+    const pgids = new Set(doomed.map((group) => group.pgid));
+    const escaped = this.scopes.escaped(sessionId, undefined, { spare: (member) => pgids.has(member.pgrp) });
+    const found = await terminate([escaped, ...doomed.map((group) => processGroup(group.pgid))], graceMs);
+    for (const group of doomed) this.forget(group);
+    return found[0]!;
+  }
+
+  /** Kills every group still tracked, whatever its kind (the last resort of a shutdown). */
+  async killAll(graceMs: number): Promise<void> {
+    await terminate(
+      this.live().map((group) => processGroup(group.pgid)),
+      graceMs,
+    );
+  }
+
+  private leftoversOf(sessionId: string | undefined): TrackedGroup[] {
+    return this.live().filter(
+      (group) => group.kind === 'leftover' && (sessionId === undefined || group.sessionId === sessionId),
+    );
   }
 }

@@ -1,15 +1,19 @@
 /**
  * Which processes found in a unit's cgroup the daemon may kill: only those that descend from what
  * it started there. A process with the privilege to write `cgroup.procs` (an unconfined root
- * command) can move any process into its own unit — another session's job, a process of the host —
- * and a kill of the unit must never reach it. Pure: the caller reads `/proc`.
+ * command) can move any process into its own unit — another session's job or orphan, a process of
+ * the host — and a kill of the unit must never reach it. Pure: the caller reads `/proc`.
  *
  * A member is the unit's when it started after the unit's cgroup was made, and the top of its
- * ancestry inside the unit (following parents while they are members) is the unit's leader — the
- * earliest such child of the daemon or its spawner that no other session's group is led by —, or an orphan: re-parented to init or to a
- * reaper older than the unit (a double-forked daemon). A top whose parent is the daemon but that is
- * not the leader is another unit's leader, moved in; a top whose live parent outside the unit is
- * younger than the unit is some other process's child, moved in. Neither is killed.
+ * ancestry inside the unit (following parents while they are members) is either the unit's leader —
+ * the earliest child of the daemon or its spawner that no other session's group is led by —, or an
+ * orphan that carries the unit's marker. An orphan is a top re-parented to init or to a reaper
+ * older than the unit (a double-forked daemon): its parent chain no longer shows where it came
+ * from, so the marker the unit's command was started with, inherited by everything it forks, is
+ * what ties it to the unit. A top whose parent is the daemon but that is not the leader is another
+ * unit's leader, moved in; a top whose live parent outside the unit is younger than the unit is
+ * some other process's child, moved in; an orphan without the unit's marker is another session's
+ * or the host's (or one of the unit's own that cleared its environment). None of them is killed.
  */
 
 /** What the rule reads of a process. */
@@ -31,7 +35,8 @@ export function bootTicksNow(uptimeText: string): number | undefined {
  * ticks; undefined when not known, e.g. a cgroup an earlier daemon made), `spawners` the daemon and
  * its spawner processes, `startOf` a process's start time (undefined when it is gone), `mayLead`
  * whether a child of the daemon may be this unit's leader: false for one the daemon knows leads
- * another session's group (it started within the tick the unit was made, and was moved in).
+ * another session's group (it started within the tick the unit was made, and was moved in);
+ * `marked` whether an orphan carries the unit's marker (asked once per orphan top).
  */
 export function ownedByUnit<T extends ScopedProcess>(
   members: readonly T[],
@@ -39,6 +44,7 @@ export function ownedByUnit<T extends ScopedProcess>(
   createdAt: number | undefined,
   startOf: (pid: number) => number | undefined,
   mayLead: (pid: number) => boolean = () => true,
+  marked: (orphan: T) => boolean = () => true,
 ): T[] {
   // One tick of slack: the unit's time is rounded down, the leader may start within that tick.
   const bornAfter = (startTime: number) => createdAt === undefined || startTime >= createdAt - 1;
@@ -56,15 +62,21 @@ export function ownedByUnit<T extends ScopedProcess>(
     }
     return at;
   };
+  const orphanMarked = new Map<T, boolean>();
+  const isUnits = (orphan: T) => {
+    let known = orphanMarked.get(orphan);
+    if (known === undefined) orphanMarked.set(orphan, (known = marked(orphan)));
+    return known;
+  };
   return members.filter((member) => {
     if (!bornAfter(member.startTime)) return false;
     const top = topOf(member);
     if (top === leader) return true;
     if (spawners.has(top.ppid) || !bornAfter(top.startTime)) return false;
-    if (top.ppid <= 1) return true;
+    if (top.ppid <= 1) return isUnits(top);
     const parentStart = startOf(top.ppid);
     // A parent gone meanwhile: the top is being re-parented, an orphan.
-    if (parentStart === undefined || createdAt === undefined) return true;
-    return parentStart < createdAt - 1;
+    if (parentStart === undefined || createdAt === undefined) return isUnits(top);
+    return parentStart < createdAt - 1 && isUnits(top);
   });
 }

@@ -8,7 +8,7 @@
  */
 import { closeSync, ftruncateSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { HAS_PROC, readProcStat } from '../../shared/proc.js';
-import { terminateGroup } from '../executor/kill.js';
+import { terminateGroup } from '../processes/terminate.js';
 import { groupStillOurs } from '../jobs/recovery.js';
 import type { Logger } from '../log/logger.js';
 import type { ProcessRegistry } from '../processes/process-registry.js';

@@ -74,9 +74,8 @@ export async function closeSession(daemon: DaemonContext, sessionId: string): Pr
     endSessionJobs(daemon.jobs, sessionId, graceMs),
     daemon.terminals.closeSession(sessionId),
   ]);
-  await daemon.processes.killLeftovers(sessionId, graceMs);
-  // Whatever of the session left its process groups (setsid, a double fork) and is still alive.
-  const escaped = await daemon.processes.scopes.kill(sessionId, undefined, graceMs);
+  // Its leftovers, and whatever of the session left its process groups (setsid, a double fork).
+  const escaped = await daemon.processes.endSession(sessionId, graceMs);
   daemon.processes.scopes.forgetSession(sessionId);
   daemon.confinedSpawners.retire(sessionId);
   const dir = sessionSpillDir(daemon, sessionId);

@@ -2,31 +2,16 @@
  * Killing everything on a terminal (docs/terminals.md): the program, its jobs, and anything else still in
  * its session, disowned children included. SIGHUP and SIGTERM first (what closing a terminal
  * window sends; an interactive bash ignores SIGTERM alone), SIGKILL after `graceMs` to whatever is
- * left. Each process is matched by pid and start time, so a reused pid is never hit.
+ * left (processes/terminate.ts). Each process is matched by pid and start time, so a reused pid is
+ * never hit.
  */
-import { signallable, terminateGroup } from '../executor/kill.js';
+import { signallable } from '../executor/kill.js';
+import { listedProcesses, processGroup, terminate, type Doomed } from '../processes/terminate.js';
 import { HAS_PROC, readProcUid } from '../../shared/proc.js';
 import { isLiveState, processesInSession, readTtyStat, type TtyStat } from './tty-proc.js';
 
-/** Interval at which a dying terminal is re-scanned. */
-const POLL_MS = 20;
-/** How long SIGKILLed processes get to disappear before the kill gives up. */
-const SIGKILL_SETTLE_MS = 5_000;
-
-/** True while the process is the one seen (same start time) and not a zombie. */
-function stillThere(proc: TtyStat): boolean {
-  const now = readTtyStat(proc.pid);
-  return now !== undefined && now.startTime === proc.startTime && isLiveState(now.state);
-}
-
-function signal(proc: TtyStat, name: NodeJS.Signals): void {
-  if (!stillThere(proc)) return;
-  try {
-    process.kill(proc.pid, name);
-  } catch {
-    // Gone meanwhile.
-  }
-}
+/** The first signals of a terminal's processes: what closing a terminal window sends. */
+export const TERMINAL_SIGNALS: readonly NodeJS.Signals[] = ['SIGHUP', 'SIGTERM', 'SIGCONT'];
 
 /**
  * The live processes of the terminal's session. When a live process now holds the session's
@@ -39,14 +24,15 @@ function terminalProcesses(sid: number, leaderStartTime: number | undefined): Tt
   return processesInSession(sid);
 }
 
-/** Resolves true once no process is left on the terminal, false after `ms`. */
-async function waitEmpty(sid: number, leaderStartTime: number | undefined, ms: number): Promise<boolean> {
-  const until = Date.now() + ms;
-  for (;;) {
-    if (terminalProcesses(sid, leaderStartTime).length === 0) return true;
-    if (Date.now() >= until) return false;
-    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
-  }
+/**
+ * The processes of session `sid` (the terminal program's pid, started at `leaderStartTime` clock
+ * ticks), as one part of a kill. Without /proc the session cannot be listed: the program's process
+ * group (or tree) is what can be reached.
+ */
+export function terminalSession(sid: number, leaderStartTime: number | undefined): Doomed {
+  if (!HAS_PROC) return processGroup(sid);
+  if (!signallable(sid)) return listedProcesses(() => [], []);
+  return listedProcesses(() => terminalProcesses(sid, leaderStartTime), TERMINAL_SIGNALS);
 }
 
 /**
@@ -58,19 +44,8 @@ export async function killTerminalProcesses(
   leaderStartTime: number | undefined,
   graceMs: number,
 ): Promise<number> {
-  if (!signallable(sid)) return 0;
-  if (!HAS_PROC) {
-    // Without /proc the session cannot be listed: the program's process group (or tree) is what can be reached.
-    await terminateGroup(sid, graceMs);
-    return 1;
-  }
-  const first = terminalProcesses(sid, leaderStartTime);
-  if (first.length === 0) return 0;
-  for (const name of ['SIGHUP', 'SIGTERM', 'SIGCONT'] as const) for (const proc of first) signal(proc, name);
-  if (await waitEmpty(sid, leaderStartTime, graceMs)) return first.length;
-  for (const proc of terminalProcesses(sid, leaderStartTime)) signal(proc, 'SIGKILL');
-  await waitEmpty(sid, leaderStartTime, SIGKILL_SETTLE_MS);
-  return first.length;
+  const [found] = await terminate([terminalSession(sid, leaderStartTime)], graceMs);
+  return found!;
 }
 
 /**

@@ -7,7 +7,8 @@ import { TerminalExited } from '../../protocol/methods.js';
 import type { Logger } from '../log/logger.js';
 import type { ProcessRegistry, TrackedGroup } from '../processes/process-registry.js';
 import type { SessionTable } from '../sessions/sessions.js';
-import { killRecoveredTerminal, killTerminalProcesses } from './kill-terminal.js';
+import { killRecoveredTerminal, TERMINAL_SIGNALS, terminalSession } from './kill-terminal.js';
+import { terminate } from '../processes/terminate.js';
 import { Terminal, type TerminalExit } from './terminal.js';
 import { TerminalJournal, type TerminalRecord } from './terminal-journal.js';
 
@@ -129,10 +130,7 @@ export class TerminalTable {
     const wasRunning = terminal.running;
     if (wasRunning) {
       if (!this.closeReasons.has(terminal)) this.closeReasons.set(terminal, reason);
-      await Promise.all([
-        killTerminalProcesses(terminal.pid, terminal.procStartTime, this.deps.graceMs()),
-        this.killEscaped(terminal),
-      ]);
+      await this.killAll(terminal);
       // The PTY reports the exit once its program is reaped; force it if that never comes.
       await Promise.race([terminal.exited, delay(2_000)]);
       terminal.markExit({ exitCode: null, signal: 'SIGKILL', detail: reason });
@@ -164,18 +162,15 @@ export class TerminalTable {
   }
 
   /**
-   * Kills what was started on the terminal and left its session (`setsid`, a double fork), found
-   * in the terminal's unit; what is still in the session is killTerminalProcesses' to end.
+   * Kills everything on the terminal, in one kill: what is in its session, and what was started on
+   * it and left the session (`setsid`, a double fork), found in the terminal's unit.
    */
-  private async killEscaped(terminal: Terminal): Promise<void> {
-    const { scopes } = this.deps.processes;
-    await scopes
-      .kill(terminal.setup.ownerSession, terminal.id, this.deps.graceMs(), {
-        spare: (member) => member.sid === terminal.pid,
-        // What closing a terminal window sends (see kill-terminal.ts).
-        signals: ['SIGHUP', 'SIGTERM', 'SIGCONT'],
-      })
-      .catch(() => 0);
+  private async killAll(terminal: Terminal): Promise<void> {
+    const escaped = this.deps.processes.scopes.escaped(terminal.setup.ownerSession, terminal.id, {
+      spare: (member) => member.sid === terminal.pid,
+      signals: TERMINAL_SIGNALS,
+    });
+    await terminate([terminalSession(terminal.pid, terminal.procStartTime), escaped], this.deps.graceMs());
   }
 
   private forget(terminal: Terminal): void {
@@ -200,10 +195,7 @@ export class TerminalTable {
     clearTimeout(this.idleTimers.get(terminal));
     this.idleTimers.delete(terminal);
     // Anything the program left behind on its session dies with the terminal.
-    await Promise.all([
-      killTerminalProcesses(terminal.pid, terminal.procStartTime, this.deps.graceMs()).catch(() => 0),
-      this.killEscaped(terminal),
-    ]);
+    await this.killAll(terminal).catch(() => undefined);
     this.deps.processes.scopes.release(terminal.setup.ownerSession, terminal.id);
     const group = this.groups.get(terminal);
     this.groups.delete(terminal);

@@ -25,4 +25,30 @@ describe('ownedByUnit', () => {
     // Without knowing who leads what, the same tick cannot tell them apart: why the daemon says.
     expect(ownedByUnit([movedIn, escaped], SPAWNERS, CREATED, startOf).map((m) => m.pid)).toEqual([401, 402]);
   });
+
+  it("kills an orphan only when it carries the unit's marker: another session's orphan moved in is spared", () => {
+    const leader = member(501, DAEMON, CREATED);
+    // Both re-parented to init after the unit was made: their ancestry says nothing of their unit.
+    const own = member(502, 1, CREATED + 5);
+    const ownChild = member(503, 502, CREATED + 6);
+    const otherSessions = member(600, 1, CREATED + 7);
+    const marked = (orphan: ScopedProcess) => orphan.pid === 502;
+    const owned = ownedByUnit([leader, own, ownChild, otherSessions], SPAWNERS, CREATED, startOf, () => true, marked);
+    expect(owned.map((m) => m.pid)).toEqual([501, 502, 503]);
+    // The same holds for an orphan adopted by a reaper older than the unit.
+    const reaper = 50;
+    const adopted = member(601, reaper, CREATED + 8);
+    const reaperStart = (pid: number) => (pid === reaper ? CREATED - 900 : undefined);
+    expect(ownedByUnit([adopted], SPAWNERS, CREATED, reaperStart, () => true, marked)).toEqual([]);
+    expect(
+      ownedByUnit(
+        [adopted],
+        SPAWNERS,
+        CREATED,
+        reaperStart,
+        () => true,
+        () => true,
+      ),
+    ).toEqual([adopted]);
+  });
 });

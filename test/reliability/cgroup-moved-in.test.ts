@@ -2,7 +2,9 @@
  * In the cgroup mode a kill of a unit reaches only what descends from what the daemon started in
  * it: an unconfined root command that moves an outside process and another session's job into its
  * own unit's cgroup (as any root process can, by writing `cgroup.procs`) does not get them killed
- * when its session closes, while its own escaped `setsid` child still dies.
+ * when its session closes, while its own escaped `setsid` child still dies. Nor does another
+ * session's orphan: what a finished run of it left behind (re-parented to init, so no live
+ * ancestry ties it to its own session any more), started after the attacker's unit was made.
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -12,6 +14,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { parseCgroupHomes } from '../../daemon/processes/process-scopes.js';
 import { JobList, SessionClose, ShellStart } from '../../protocol/methods.js';
 import { startDaemon } from '../helpers/daemon.js';
+import { readProcStat } from '../../shared/proc.js';
 import { pidAlive } from '../helpers/procs.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -79,5 +82,46 @@ describe('cgroup units kill only their own descendants', { timeout: 60_000 }, ()
     expect(pidAlive(victimPid)).toBe(true);
     const [job] = await victim.call(JobList, { sessionId: 'victim' });
     expect(job).toMatchObject({ id: jobId, status: 'running' });
+  });
+
+  it('another session’s orphans moved into a unit survive its session’s close', async (ctx) => {
+    const daemon = await startDaemon({ config: { graceMs: 300 } });
+    const mode = /"processScope":"(\w+)"/.exec(daemon.stderr())?.[1];
+    if (mode !== 'cgroup') ctx.skip(`the daemon runs in the ${mode} scope mode here, not cgroup`);
+    const dir = mkdtempSync(join(tmpdir(), 'execd-moved-in-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+
+    // The attacker's unit is made first: the victim's orphans start after it, as its own would.
+    const attacker = await daemon.session('attacker');
+    const { pid: attackerPid } = await attacker.call(ShellStart, { sessionId: 'attacker', command: 'exec sleep 610' });
+    reap(attackerPid);
+    const victim = await daemon.session('victim');
+    const escapedFile = join(dir, 'victim-escaped.pid');
+    const leftoverFile = join(dir, 'victim-leftover.pid');
+    // A finished run's `setsid` child and its plain background child: both outlive the run.
+    const result = await victim.run({
+      sessionId: 'victim',
+      command:
+        `setsid bash -c 'echo $$ > ${escapedFile}; exec sleep 611' </dev/null >/dev/null 2>&1 & ` +
+        `bash -c 'echo $$ > ${leftoverFile}; exec sleep 612' </dev/null >/dev/null 2>&1 & ` +
+        `while [ ! -s ${escapedFile} ] || [ ! -s ${leftoverFile} ]; do sleep 0.01; done`,
+      timeoutMs: 10_000,
+    });
+    expect(result.exitCode).toBe(0);
+    const orphans = [escapedFile, leftoverFile].map((file) => Number(readFileSync(file, 'utf8').trim()));
+    for (const pid of orphans) reap(pid);
+    // The run's shell is gone: they were re-parented out of the daemon's cgroups, so no live
+    // ancestor ties them to the victim's session.
+    for (const pid of orphans)
+      expect(readFileSync(`/proc/${readProcStat(pid)!.ppid}/cgroup`, 'utf8')).not.toContain('execd-');
+
+    const unit = cgroupOf(attackerPid);
+    for (const pid of orphans) writeFileSync(join(unit, 'cgroup.procs'), String(pid));
+    for (const pid of orphans) expect(cgroupOf(pid)).toBe(unit);
+
+    await attacker.call(SessionClose, { sessionId: 'attacker' });
+    await waitFor(() => !pidAlive(attackerPid), "the attacker's job to die", { timeoutMs: 8_000 });
+    await new Promise((resolve) => setTimeout(resolve, 800));
+    for (const pid of orphans) expect(pidAlive(pid)).toBe(true);
   });
 });

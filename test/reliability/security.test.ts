@@ -170,7 +170,7 @@ describe('security', () => {
     const client = await daemon.session('s1');
     const result = await client.run({ sessionId: 's1', command: 'env' });
     const names = result.stdout.text.split('\n').map((line) => line.split('=')[0]);
-    // EXECD_SCOPE is the daemon's own marker (set where no cgroup can be written), none of its environment.
+    // EXECD_SCOPE is the daemon's own marker (every command's unit), none of its environment.
     const leaked = names.filter(
       (name) => (name?.startsWith('EXECD_') && name !== 'EXECD_SCOPE') || name === 'DEPLOY_API_KEY',
     );
