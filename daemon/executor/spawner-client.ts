@@ -145,25 +145,25 @@ export interface OrderedChild {
   abandoned: boolean;
 }
 
-/** What a spawner client does besides delivering an answer to its child. */
-export interface AnswerHooks {
-  /** The spawner answered the order ('spawned' or 'error'): it is no longer pending. */
-  answered(): void;
-  /** The order is done with (failed, or its child exited): the client forgets it. */
-  forget(): void;
-}
-
 /**
- * Delivers a spawner's answer about one order to the child the daemon sees: its pipes, its pid
- * ('spawn'), its failure ('error') or its exit. A child whose spawn was already abandoned, or whose
- * pipe the daemon could not receive, has its group killed: nobody could follow it.
+ * Delivers a spawner's answer about one order of `orders` to the child the daemon sees: its pipes,
+ * its pid ('spawn'), its failure ('error') or its exit; an order the client no longer follows has
+ * the pipe it came with closed. `answered` is called when the spawner answered the order ('spawned'
+ * or 'error'). An order is forgotten once failed or exited. A child whose spawn was already
+ * abandoned, or whose pipe the daemon could not receive, has its group killed: nobody could follow it.
  */
-export function deliverAnswer(
-  entry: OrderedChild,
+export function deliverAnswer<Order extends OrderedChild>(
+  orders: Map<number, Order>,
   message: Exclude<FromSpawner, { t: 'memory' }>,
   handle: Socket | undefined,
-  hooks: AnswerHooks,
+  answered: (entry: Order) => void,
 ): void {
+  const entry = orders.get(message.id);
+  if (!entry) {
+    handle?.destroy();
+    return;
+  }
+  const forget = () => orders.delete(message.id);
   const { child } = entry;
   switch (message.t) {
     case 'pipe':
@@ -171,7 +171,7 @@ export function deliverAnswer(
       else handle?.destroy();
       break;
     case 'spawned':
-      hooks.answered();
+      answered(entry);
       if (entry.abandoned) {
         // Its spawn already failed: nobody follows this child, so its group goes now.
         signalGroup(message.pid, 'SIGKILL');
@@ -181,19 +181,20 @@ export function deliverAnswer(
         // A pipe the daemon had no descriptor free to receive was dropped: the child's output
         // could not be read, so it does not run at all.
         signalGroup(message.pid, 'SIGKILL');
-        failOrder(entry, 'its output pipe could not be received (no file descriptor free in the daemon)', hooks);
+        forget();
+        failChild(child, 'its output pipe could not be received (no file descriptor free in the daemon)');
         break;
       }
       child.pid = message.pid;
       child.emit('spawn');
       break;
     case 'error':
-      hooks.answered();
-      hooks.forget();
+      answered(entry);
+      forget();
       if (!entry.abandoned) child.emit('error', new Error(message.message));
       break;
     case 'exit':
-      hooks.forget();
+      forget();
       if (entry.abandoned) break;
       child.exited = true;
       // One read of the channel can carry 'spawned' and 'exit' together: as with a ChildProcess,
@@ -203,12 +204,11 @@ export function deliverAnswer(
   }
 }
 
-/** Fails a spawn whose child is gone (killed): its pipes are closed and it is forgotten. */
-export function failOrder(entry: OrderedChild, cause: string, hooks: Pick<AnswerHooks, 'forget'>): void {
-  hooks.forget();
-  entry.child.stdout?.destroy();
-  entry.child.stderr?.destroy();
-  entry.child.emit('error', new Error(cause));
+/** Fails a spawn whose child is gone (killed): its pipes are closed. */
+function failChild(child: SpawnedChild, cause: string): void {
+  child.stdout?.destroy();
+  child.stderr?.destroy();
+  child.emit('error', new Error(cause));
 }
 
 /**

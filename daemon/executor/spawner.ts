@@ -227,15 +227,7 @@ export class Spawner implements ChildSpawner {
       this.memoryQuestions.get(message.id)?.(message.use ?? undefined);
       return;
     }
-    const entry = this.children.get(message.id);
-    if (!entry) {
-      handle?.destroy();
-      return;
-    }
-    deliverAnswer(entry, message, handle, {
-      answered: () => this.answered(entry),
-      forget: () => this.children.delete(message.id),
-    });
+    deliverAnswer(this.children, message, handle, (entry) => this.answered(entry));
   }
 
   /** The spawner answered a spawn (or gave it up): it is no longer pending nor awaited. */

@@ -223,15 +223,7 @@ class ConfinedHelper {
       return;
     }
     if (message.t === 'memory') return;
-    const entry = this.children.get(message.id);
-    if (!entry) {
-      handle?.destroy();
-      return;
-    }
-    deliverAnswer(entry, message, handle, {
-      answered: () => this.answered(entry),
-      forget: () => this.children.delete(entry.id),
-    });
+    deliverAnswer(this.children, message, handle, (entry) => this.answered(entry));
   }
 
   /** Fails a spawn not answered in time; a child that starts after all is killed. */
