@@ -74,6 +74,18 @@ const importRules = [
   },
   { files: ['daemon/**/*.ts'], ...forbid([CLIENT], `daemon/ imports nothing from client/; ${SHARED_HINT}`) },
   {
+    // The handlers answer requests; what they use lives in the daemon's other folders (launching: runs/).
+    files: ['daemon/**/*.ts'],
+    ignores: ['daemon/handlers/**', 'daemon/server.ts'],
+    ...forbidEach([
+      [CLIENT, `daemon/ imports nothing from client/; ${SHARED_HINT}`],
+      [
+        '(^|/)handlers/',
+        'only daemon/server.ts imports daemon/handlers/; what handlers share lives in a folder of its own',
+      ],
+    ]),
+  },
+  {
     files: ['shared/**/*.ts', 'protocol/**/*.ts', 'spill/**/*.ts'],
     ...forbid([DAEMON, CLIENT], 'shared/, protocol/ and spill/ import neither daemon/ nor client/'),
   },

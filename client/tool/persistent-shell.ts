@@ -86,38 +86,84 @@ export interface PersistentShellTool extends ModelTool<PersistentShellDetails> {
 
 /** Builds the persistent `bash` of a session. */
 export function createPersistentShellTool(options: PersistentShellOptions): PersistentShellTool {
-  const { client, session } = options;
-  const idleMs = options.idleMs ?? DEFAULT_IDLE_MS;
-  let state: ShellState = { phase: 'none' };
-  // The first call looks for the session's shell from an earlier harness run before opening one.
-  let adopted = false;
-  // Calls are serialised: the shell runs one command at a time, and a concurrent call would only
-  // meet TERMINAL_BUSY.
-  let queue: Promise<unknown> = Promise.resolve();
-  // How the shell the model last used ended, when the next result comes from a fresh one it was not told of.
-  let replaced: ExitFacts | undefined;
-  // The daemon the shell lives in: a reconnecting client may come back to a restarted one, whose
-  // terminals all ended.
-  let daemonStartedAt = client.info.daemon.startedAt;
+  return new PersistentShell(options);
+}
+
+/**
+ * The persistent `bash` of one session: its shell's state between calls and the calls that move it.
+ * The tool's members (`execute`, `terminalId`, `close`) are the instance's own properties, so the
+ * tool can be passed around (or spread) as a plain object.
+ */
+class PersistentShell implements PersistentShellTool {
+  readonly name = 'bash';
+  readonly description: string;
+  readonly inputSchema: PersistentShellTool['inputSchema'];
+  private readonly client: ExecdClient;
+  private readonly session: ToolSession;
+  private readonly idleMs: number;
+  private readonly yieldMs: number | undefined;
+  private state: ShellState = { phase: 'none' };
+  /** The first call looks for the session's shell from an earlier harness run before opening one. */
+  private adopted = false;
+  /**
+   * Calls are serialised: the shell runs one command at a time, and a concurrent call would only
+   * meet TERMINAL_BUSY.
+   */
+  private queue: Promise<unknown> = Promise.resolve();
+  /** How the shell the model last used ended, when the next result comes from a fresh one it was not told of. */
+  private replaced: ExitFacts | undefined;
+  /**
+   * The daemon the shell lives in: a reconnecting client may come back to a restarted one, whose
+   * terminals all ended.
+   */
+  private daemonStartedAt: string;
+
+  constructor(options: PersistentShellOptions) {
+    this.client = options.client;
+    this.session = options.session;
+    this.idleMs = options.idleMs ?? DEFAULT_IDLE_MS;
+    this.yieldMs = options.yieldMs;
+    this.description = persistentDescription(options.description);
+    this.inputSchema = jsonSchemaOf(persistentArgsSchema());
+    this.daemonStartedAt = this.client.info.daemon.startedAt;
+  }
+
+  /** Runs one call after those before it have answered. */
+  readonly execute = (raw: unknown, { signal }: ExecuteOptions = {}): Promise<ToolResult<PersistentShellDetails>> => {
+    const next = this.queue.then(() => this.call(raw, signal));
+    this.queue = next.catch(() => undefined);
+    return next;
+  };
+
+  /** The current terminal's id, if one is open. */
+  readonly terminalId = (): string | undefined => (this.state.phase === 'none' ? undefined : this.state.terminalId);
+
+  /** Closes the shell's terminal (everything on it is killed). */
+  readonly close = async (): Promise<void> => {
+    const current = this.state;
+    this.state = { phase: 'none' };
+    if (current.phase !== 'none')
+      await this.client.call(TerminalClose, { sessionId: this.session.id, terminalId: current.terminalId });
+  };
 
   /** The replaced-shell line for the next result, once. */
-  function takeNotice(): string | undefined {
-    const notice = replaced && shellReplacedLine(replaced);
-    replaced = undefined;
+  private takeNotice(): string | undefined {
+    const notice = this.replaced && shellReplacedLine(this.replaced);
+    this.replaced = undefined;
     return notice;
   }
 
-  async function openShell(signal: AbortSignal | undefined): Promise<string> {
-    const opened = await client.call(
+  private async openShell(signal: AbortSignal | undefined): Promise<string> {
+    const opened = await this.client.call(
       TerminalOpen,
-      { sessionId: session.id, name: PERSISTENT_SHELL_NAME, cwd: resolveWorkdir(undefined, session) },
+      { sessionId: this.session.id, name: PERSISTENT_SHELL_NAME, cwd: resolveWorkdir(undefined, this.session) },
       { signal },
     );
     return opened.terminal.id;
   }
 
   /** What becomes of the shell after a call ended this way. */
-  function nextState(terminalId: string, outcome: PersistentOutcome, cursor: number): ShellState {
+  private nextState(terminalId: string, outcome: PersistentOutcome, cursor: number): ShellState {
     switch (outcome.state) {
       case 'waiting_for_input':
       case 'idle':
@@ -132,45 +178,45 @@ export function createPersistentShellTool(options: PersistentShellOptions): Pers
     }
   }
 
-  async function runCommand(terminalId: string, args: PersistentArgs, signal: AbortSignal | undefined) {
-    const result = await client.call(
+  private async runCommand(terminalId: string, args: PersistentArgs, signal: AbortSignal | undefined) {
+    const result = await this.client.call(
       TerminalRun,
       {
-        sessionId: session.id,
+        sessionId: this.session.id,
         terminalId,
         command: args.command,
         timeoutMs: args.timeoutMs,
-        idleMs,
-        ...(options.yieldMs === undefined ? {} : { yieldMs: options.yieldMs }),
+        idleMs: this.idleMs,
+        ...(this.yieldMs === undefined ? {} : { yieldMs: this.yieldMs }),
       },
       { signal },
     );
     throwIfAborted(signal);
     // The shell is not at its prompt (a program runs there, or it was replaced by `exec`): the
     // command is typed into what is there, as while a command still runs.
-    if (result.state === 'not_at_prompt') return typeInto({ terminalId, cursor: result.cursor }, args, signal);
-    const outcome = runOutcome(result);
-    state = nextState(terminalId, outcome, result.cursor);
+    if (result.state === 'not_at_prompt') return this.typeInto({ terminalId, cursor: result.cursor }, args, signal);
+    const outcome = this.runOutcome(result);
+    this.state = this.nextState(terminalId, outcome, result.cursor);
     const text = renderPersistentResult({
       output: result.output,
       truncated: result.truncated,
       spillPath: result.outputSpillPath,
       outcome,
-      notice: takeNotice(),
+      notice: this.takeNotice(),
     });
     return { text, isError: false, details: { kind: 'run' as const, terminalId, result } };
   }
 
-  function runOutcome(result: TerminalRunResult): PersistentOutcome {
+  private runOutcome(result: TerminalRunResult): PersistentOutcome {
     switch (result.state) {
       case 'completed':
         return { state: 'completed', exitCode: result.exitCode ?? null };
       case 'waiting_for_input':
         return { state: 'waiting_for_input' };
       case 'idle':
-        return { state: 'idle', idleMs };
+        return { state: 'idle', idleMs: this.idleMs };
       case 'running':
-        return { state: 'running', yieldMs: options.yieldMs ?? 0 };
+        return { state: 'running', yieldMs: this.yieldMs ?? 0 };
       case 'timed_out': {
         return {
           state: 'timed_out',
@@ -193,18 +239,22 @@ export function createPersistentShellTool(options: PersistentShellOptions): Pers
    * `terminal/run`'s: SIGINT to the foreground group; the shell is kept when its prompt comes back
    * within `graceMs`, else the terminal is closed.
    */
-  async function typeInto(
+  private async typeInto(
     running: { terminalId: string; cursor: number },
     args: PersistentArgs,
     signal: AbortSignal | undefined,
   ) {
     const { terminalId } = running;
     const send = (text: string, submit: boolean, timeoutMs?: number) =>
-      client.call(TerminalSend, { sessionId: session.id, terminalId, text, submit, idleMs, timeoutMs }, { signal });
+      this.client.call(
+        TerminalSend,
+        { sessionId: this.session.id, terminalId, text, submit, idleMs: this.idleMs, timeoutMs },
+        { signal },
+      );
     // What the command printed since the last result (it may even have ended meanwhile) comes first;
     // when that is more than one read holds, its tail (a read without offset), marked as cut.
     const read = (offset?: number) =>
-      client.call(TerminalRead, { sessionId: session.id, terminalId, offset }, { signal });
+      this.client.call(TerminalRead, { sessionId: this.session.id, terminalId, offset }, { signal });
     let since = await read(running.cursor);
     const cut = since.nextOffset < since.terminal.outputBytes || since.droppedBytes > 0;
     if (cut) since = await read();
@@ -225,7 +275,7 @@ export function createPersistentShellTool(options: PersistentShellOptions): Pers
       // `yielded`: only a terminal/run answers it; a send that did would have left the program running.
       case 'inferred_idle':
       case 'yielded':
-        outcome = { state: 'idle', idleMs };
+        outcome = { state: 'idle', idleMs: this.idleMs };
         break;
       case 'session_exit':
         outcome = exitedOutcome(result.terminal);
@@ -233,11 +283,11 @@ export function createPersistentShellTool(options: PersistentShellOptions): Pers
       case 'timeout': {
         // The daemon names the timeout it applied; the grace is read only when a stop needs it.
         const { timeoutMs } = result;
-        const { graceMs } = await client.call(ConfigGet, {});
-        const stop = await stopTyped(terminalId, graceMs, signal);
+        const { graceMs } = await this.client.call(ConfigGet, {});
+        const stop = await this.stopTyped(terminalId, graceMs, signal);
         interrupted = stop.after.waitReason === 'prompt';
         if (!interrupted && stop.after.terminal.status === 'running')
-          await client.call(TerminalClose, { sessionId: session.id, terminalId }, { signal });
+          await this.client.call(TerminalClose, { sessionId: this.session.id, terminalId }, { signal });
         const after = stop.after;
         result = { ...after, output: result.output + stop.output, truncated: result.truncated || after.truncated };
         outcome = {
@@ -249,9 +299,9 @@ export function createPersistentShellTool(options: PersistentShellOptions): Pers
         break;
       }
     }
-    state = nextState(terminalId, outcome, result.cursor);
+    this.state = this.nextState(terminalId, outcome, result.cursor);
     const output = plainTerminalText(result.output);
-    const text = renderPersistentResult({ output, truncated: result.truncated, outcome, notice: takeNotice() });
+    const text = renderPersistentResult({ output, truncated: result.truncated, outcome, notice: this.takeNotice() });
     return { text, isError: false, details: { kind: 'typed' as const, terminalId, result, interrupted } };
   }
 
@@ -262,8 +312,8 @@ export function createPersistentShellTool(options: PersistentShellOptions): Pers
    * the terminal then). Silence or a read of the terminal (a `less` that took SIGINT) is not the
    * prompt: the wait goes on until it comes or `graceMs` is over.
    */
-  async function stopTyped(terminalId: string, graceMs: number, signal: AbortSignal | undefined) {
-    const sessionId = session.id;
+  private async stopTyped(terminalId: string, graceMs: number, signal: AbortSignal | undefined) {
+    const sessionId = this.session.id;
     let output = '';
     let stopped: { signal: string; command: string } | undefined;
     let after: TerminalSendResult | undefined;
@@ -273,12 +323,12 @@ export function createPersistentShellTool(options: PersistentShellOptions): Pers
       const deadline = Date.now() + graceMs;
       // The first wait starts before the signal (requests are handled in order), so the prompt
       // that the signal brings back is seen as arriving after it.
-      let waited = client.call(
+      let waited = this.client.call(
         TerminalSend,
         { sessionId, terminalId, text: '', submit: false, idleMs: graceMs, timeoutMs: graceMs },
         { signal },
       );
-      const sent = await client.call(TerminalSignal, { sessionId, terminalId, signal: step }, { signal });
+      const sent = await this.client.call(TerminalSignal, { sessionId, terminalId, signal: step }, { signal });
       stopped = { signal: step, command: foreground?.command ?? '' };
       for (;;) {
         after = await waited;
@@ -286,7 +336,7 @@ export function createPersistentShellTool(options: PersistentShellOptions): Pers
         output += after.output;
         const left = deadline - Date.now();
         if (after.waitReason === 'prompt' || after.waitReason === 'session_exit' || left <= 0) break;
-        waited = client.call(
+        waited = this.client.call(
           TerminalSend,
           { sessionId, terminalId, text: '', submit: false, idleMs: left, timeoutMs: left },
           { signal },
@@ -301,20 +351,22 @@ export function createPersistentShellTool(options: PersistentShellOptions): Pers
    * A running persistent shell this session already has (the harness restarted), if any; else how
    * the newest ended one ended (a daemon restart ends them all), which the fresh shell will say.
    */
-  async function findEarlierShell(signal: AbortSignal | undefined): Promise<string | undefined> {
-    const list = await client.call(TerminalList, { sessionId: session.id }, { signal });
+  private async findEarlierShell(signal: AbortSignal | undefined): Promise<string | undefined> {
+    const list = await this.client.call(TerminalList, { sessionId: this.session.id }, { signal });
     const shells = list.filter((item) => item.name === PERSISTENT_SHELL_NAME);
     const running = shells.find((item) => item.status === 'running' && !item.busy);
     const ended = shells.filter((item) => item.status === 'exited').at(-1);
-    if (!running && ended) replaced = exitFacts(ended);
+    if (!running && ended) this.replaced = exitFacts(ended);
     return running?.id;
   }
 
   /** After an aborted call or a daemon restart: whether the shell is still there and a command holds it. */
-  async function settleUnknown(terminalId: string, signal: AbortSignal | undefined): Promise<ShellState> {
-    const terminal = await snapshotOf(terminalId, signal);
+  private async settleUnknown(terminalId: string, signal: AbortSignal | undefined): Promise<ShellState> {
+    const terminal = await this.snapshotOf(terminalId, signal);
     if (!terminal || terminal.status === 'exited') {
-      replaced = terminal ? exitFacts(terminal) : { exitCode: null, signal: null, detail: 'no longer in the daemon' };
+      this.replaced = terminal
+        ? exitFacts(terminal)
+        : { exitCode: null, signal: null, detail: 'no longer in the daemon' };
       return { phase: 'none' };
     }
     return terminal.foreground
@@ -322,14 +374,14 @@ export function createPersistentShellTool(options: PersistentShellOptions): Pers
       : { phase: 'ready', terminalId };
   }
 
-  async function snapshotOf(terminalId: string, signal: AbortSignal | undefined) {
-    const list = await client.call(TerminalList, { sessionId: session.id }, { signal });
+  private async snapshotOf(terminalId: string, signal: AbortSignal | undefined) {
+    const list = await this.client.call(TerminalList, { sessionId: this.session.id }, { signal });
     return list.find((item) => item.id === terminalId);
   }
 
   /** The answer when the shell turned out to be gone before the call could use it. */
-  function resetResult(terminalId: string, terminal?: TerminalSnapshot): ToolResult<PersistentShellDetails> {
-    state = { phase: 'none' };
+  private resetResult(terminalId: string, terminal?: TerminalSnapshot): ToolResult<PersistentShellDetails> {
+    this.state = { phase: 'none' };
     const outcome = terminal ? exitedOutcome(terminal) : { state: 'exited' as const, exitCode: null, signal: null };
     return {
       text: renderPersistentResult({ output: '', truncated: false, outcome }),
@@ -338,7 +390,7 @@ export function createPersistentShellTool(options: PersistentShellOptions): Pers
     };
   }
 
-  async function call(raw: unknown, signal: AbortSignal | undefined): Promise<ToolResult<PersistentShellDetails>> {
+  private async call(raw: unknown, signal: AbortSignal | undefined): Promise<ToolResult<PersistentShellDetails>> {
     throwIfAborted(signal);
     const validated = validatePersistentArgs(raw);
     if (!validated.ok)
@@ -346,51 +398,31 @@ export function createPersistentShellTool(options: PersistentShellOptions): Pers
     const args = validated.args;
     let terminalId: string | undefined;
     try {
-      if (client.info.daemon.startedAt !== daemonStartedAt) {
-        daemonStartedAt = client.info.daemon.startedAt;
-        if (state.phase !== 'none') state = { phase: 'unknown', terminalId: state.terminalId };
+      if (this.client.info.daemon.startedAt !== this.daemonStartedAt) {
+        this.daemonStartedAt = this.client.info.daemon.startedAt;
+        if (this.state.phase !== 'none') this.state = { phase: 'unknown', terminalId: this.state.terminalId };
       }
-      if (!adopted) {
-        adopted = true;
-        const earlier = await findEarlierShell(signal);
-        if (earlier && state.phase === 'none') state = { phase: 'unknown', terminalId: earlier };
+      if (!this.adopted) {
+        this.adopted = true;
+        const earlier = await this.findEarlierShell(signal);
+        if (earlier && this.state.phase === 'none') this.state = { phase: 'unknown', terminalId: earlier };
       }
-      if (state.phase === 'unknown') state = await settleUnknown(state.terminalId, signal);
-      if (state.phase === 'none') state = { phase: 'ready', terminalId: await openShell(signal) };
-      terminalId = state.terminalId;
-      return state.phase === 'running'
-        ? await typeInto(state, args, signal)
-        : await runCommand(terminalId, args, signal);
+      if (this.state.phase === 'unknown') this.state = await this.settleUnknown(this.state.terminalId, signal);
+      if (this.state.phase === 'none') this.state = { phase: 'ready', terminalId: await this.openShell(signal) };
+      terminalId = this.state.terminalId;
+      return this.state.phase === 'running'
+        ? await this.typeInto(this.state, args, signal)
+        : await this.runCommand(terminalId, args, signal);
     } catch (error) {
       if (signal?.aborted) {
-        if (state.phase !== 'none') state = { phase: 'unknown', terminalId: state.terminalId };
+        if (this.state.phase !== 'none') this.state = { phase: 'unknown', terminalId: this.state.terminalId };
         throwIfAborted(signal);
       }
       const failure = callFailure(error);
-      if (terminalId !== undefined && GONE.has(failure.details.errorName)) return resetResult(terminalId);
+      if (terminalId !== undefined && GONE.has(failure.details.errorName)) return this.resetResult(terminalId);
       return failure;
     }
   }
-
-  const execute = (raw: unknown, { signal }: ExecuteOptions = {}) => {
-    const next = queue.then(() => call(raw, signal));
-    queue = next.catch(() => undefined);
-    return next;
-  };
-
-  return {
-    name: 'bash',
-    description: persistentDescription(options.description),
-    inputSchema: jsonSchemaOf(persistentArgsSchema()),
-    execute,
-    terminalId: () => (state.phase === 'none' ? undefined : state.terminalId),
-    async close() {
-      const current = state;
-      state = { phase: 'none' };
-      if (current.phase !== 'none')
-        await client.call(TerminalClose, { sessionId: session.id, terminalId: current.terminalId });
-    },
-  };
 }
 
 /** How a terminal's program ended, from its snapshot. */

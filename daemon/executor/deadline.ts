@@ -3,6 +3,12 @@
  * first to fire wins, so `timedOut` and `aborted` are never both true.
  */
 
+/**
+ * The abort reason of the runs the daemon's shutdown ends: their result says the daemon stopped.
+ * Declared with the deadline that reads it, so that the executor needs nothing of runs/.
+ */
+export const SHUTDOWN_ABORT = 'daemon shutdown';
+
 /** Why a run was stopped. */
 export type StopReason = 'timeout' | 'abort';
 

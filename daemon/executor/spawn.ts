@@ -12,7 +12,7 @@ import { ExecdError } from '../../protocol/errors.js';
 import { PLATFORM } from '../../protocol/platform.js';
 import type { ExecSpec } from '../../protocol/types.js';
 import type { CgroupTarget, SpawnOrder } from './spawn-messages.js';
-import { failedChild, type ChildSpawner, type ShellChild } from './spawner.js';
+import { failedChild, type ChildSpawner, type ShellChild } from './spawner-client.js';
 
 /** A spawned shell process; stderr is always a pipe, stdout a pipe unless it goes to a file. */
 export type ShellProcess = ShellChild;

@@ -28,58 +28,24 @@
  * dies (killed, out of memory), the exits of its children can no longer be observed: their
  * groups are killed, their runs and jobs fail naming the cause, and a new spawner is started.
  */
-import { fork, type ChildProcess } from 'node:child_process';
-import { EventEmitter } from 'node:events';
+import type { ChildProcess } from 'node:child_process';
 import type { Socket } from 'node:net';
-import type { Readable } from 'node:stream';
 import type { MemoryUse } from '../../shared/proc.js';
-import { hasSpareDescriptors } from '../../spill/fd-headroom.js';
 import { IdleRelease } from '../host/idle-release.js';
-import { signalGroup } from './kill.js';
 import { startChild } from './spawn-child.js';
 import type { FromSpawner, PipeName, SpawnOrder, ToSpawner } from './spawn-messages.js';
-
-/** A child process as runs and jobs see it, whichever process spawned it. */
-export interface ShellChild extends EventEmitter {
-  /** Set once spawned; undefined while spawning and when the spawn failed. */
-  readonly pid?: number | undefined;
-  /** The piped stdout; null when the child writes it into a descriptor of the daemon's. */
-  readonly stdout: Readable | null;
-  readonly stderr: Readable | null;
-  /** Set when the child's exit could not be observed (its spawner process died): the cause. */
-  readonly lost?: string | undefined;
-}
-
-/** Whatever starts a run's or job's child: the daemon's spawner, or a session's confined spawner. */
-export interface ChildSpawner {
-  /** Starts a child; watch its 'spawn', 'error' and 'exit' events (see `Spawner.spawn`). */
-  spawn(order: SpawnOrder, keepFree?: number): ShellChild;
-}
-
-/** A child process spawned by a spawner process, as the daemon sees it. */
-export class SpawnedChild extends EventEmitter {
-  /** Set once spawned ('spawn' is emitted then); stays undefined when the spawn failed ('error'). */
-  pid: number | undefined;
-  /**
-   * The piped streams: the pipes themselves, handed over by the spawner before 'spawn'; null for
-   * one the child writes into its capture file.
-   */
-  stdout: Socket | null = null;
-  stderr: Socket | null = null;
-  exited = false;
-  /**
-   * Set when the spawner process died while the child ran: the child's exit can no longer be
-   * observed, so its group was killed and 'exit' reports this instead of a real status.
-   */
-  lost: string | undefined;
-
-  /** Takes over a pipe the spawner handed over. */
-  adopt(name: PipeName, pipe: Socket): void {
-    // A read-only pipe end: ending our side would fail, and a failure of it only ends the stream.
-    pipe.on('error', () => {});
-    this[name] = pipe;
-  }
-}
+import {
+  deliverAnswer,
+  descriptorShortage,
+  forkSpawnerProcess,
+  loseChild,
+  pipeNames,
+  SPAWN_ANSWER_TIMEOUT_MS,
+  SpawnedChild,
+  type ChildSpawner,
+  type OrderedChild,
+  type ShellChild,
+} from './spawner-client.js';
 
 /**
  * Spawner processes. One leaves a core to the daemon during a burst of starts: measured on two
@@ -92,19 +58,10 @@ const POOL_SIZE = 1;
 const MEMORY_ANSWER_TIMEOUT_MS = 1_000;
 
 /**
- * Descriptors the daemon keeps free beyond the pipes it is about to receive: its other work
- * (capture files, the journal, an accepted connection) goes on needing a few meanwhile.
- */
-const DESCRIPTOR_MARGIN = 2;
-
-/**
  * Descriptors a background job's spawn leaves free beyond its own: its pipes stay open as long as
  * it runs, so jobs alone must not take the last descriptors a foreground run needs.
  */
 export const JOB_DESCRIPTOR_RESERVE = 4;
-
-/** How long a spawner process may take to answer a spawn before the spawn fails. */
-export const SPAWN_ANSWER_TIMEOUT_MS = 30_000;
 
 /** One spawner process and the spawns it has not answered yet. */
 interface SpawnerProcess {
@@ -113,15 +70,10 @@ interface SpawnerProcess {
 }
 
 /** A child of a spawner process, followed until it exited. */
-interface RemoteChild {
-  child: SpawnedChild;
+interface RemoteChild extends OrderedChild {
   spawner: SpawnerProcess;
-  /** The streams that come as pipes (those without a capture file), until the spawn is answered. */
-  pipes: PipeName[];
   /** Fails the spawn when the spawner does not answer it in time. */
   timer: NodeJS.Timeout | undefined;
-  /** Set when the spawn failed before the spawner reported it: a child that comes later is killed. */
-  abandoned: boolean;
 }
 
 /** Where the daemon's children are spawned: in the daemon itself or by its spawner processes. */
@@ -158,9 +110,8 @@ export class Spawner implements ChildSpawner {
    */
   spawn(order: SpawnOrder, keepFree = 0): ShellChild {
     const pipes = pipeNames(order);
-    const needed = pipes.length + this.pipesInFlight + DESCRIPTOR_MARGIN + keepFree;
-    if (pipes.length > 0 && !hasSpareDescriptors(needed))
-      return failedChild(new Error(`fewer than ${needed} file descriptors free in the daemon for its pipes`));
+    const short = descriptorShortage(pipes, this.pipesInFlight, keepFree);
+    if (short) return short;
     this.idleRelease.cancel();
     const spawner = this.live === 0 || this.closed ? undefined : this.leastBusy();
     const inline = spawner === undefined;
@@ -259,36 +210,14 @@ export class Spawner implements ChildSpawner {
 
   /** Starts a spawner process; undefined when it cannot be started (no descriptor or process left). */
   private startProcess(): SpawnerProcess | undefined {
-    let process_: ChildProcess;
-    try {
-      process_ = fork(new URL('./spawn-worker.js', import.meta.url), [], {
-        serialization: 'advanced',
-        // Its own environment matters to nobody: every child gets its resolved one.
-        env: { PATH: process.env.PATH ?? '' },
-        execArgv: [],
-        stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-      });
-    } catch {
-      return undefined;
-    }
-    // A fork that failed (EMFILE, EAGAIN) has no pid, no channel and will never exit: spawns sent to
-    // it would wait forever. Its 'error' comes on the next turn.
-    if (process_.pid === undefined) {
-      process_.on('error', () => {});
-      return undefined;
-    }
-    const spawner: SpawnerProcess = { process: process_, pending: 0 };
-    // Never what keeps the daemon alive: the listening socket and running work do that.
-    process_.unref();
-    process_.channel?.unref();
-    process_.on('message', (message: FromSpawner, handle?: Socket) => this.receive(message, handle));
-    process_.on('error', () => {});
-    // Its children are given up only once its exit is known and every message it sent was read.
-    process_.once('exit', (code, signal) => {
-      const cause = `spawner process died (${signal ?? `exit code ${code}`})`;
-      if (process_.connected) process_.once('disconnect', () => this.lose(spawner, cause));
-      else this.lose(spawner, cause);
+    let spawner: SpawnerProcess | undefined;
+    const script = new URL('./spawn-worker.js', import.meta.url);
+    const process_ = forkSpawnerProcess<FromSpawner>(script, 'spawner process', {
+      message: (message, handle) => this.receive(message, handle),
+      gone: (cause) => spawner && this.lose(spawner, cause),
     });
+    if (!process_) return undefined;
+    spawner = { process: process_, pending: 0 };
     this.pool.push(spawner);
     return spawner;
   }
@@ -298,51 +227,7 @@ export class Spawner implements ChildSpawner {
       this.memoryQuestions.get(message.id)?.(message.use ?? undefined);
       return;
     }
-    const entry = this.children.get(message.id);
-    if (!entry) {
-      handle?.destroy();
-      return;
-    }
-    const { child } = entry;
-    switch (message.t) {
-      case 'pipe':
-        if (handle && !entry.abandoned) child.adopt(message.stream, handle);
-        else handle?.destroy();
-        break;
-      case 'spawned':
-        this.answered(entry);
-        if (entry.abandoned) {
-          // Its spawn already failed: nobody follows this child, so its group goes now.
-          signalGroup(message.pid, 'SIGKILL');
-          break;
-        }
-        if (entry.pipes.some((name) => child[name] === null)) {
-          // A pipe the daemon had no descriptor free to receive was dropped: the child's output
-          // could not be read, so it does not run at all.
-          signalGroup(message.pid, 'SIGKILL');
-          this.fail(message.id, 'its output pipe could not be received (no file descriptor free in the daemon)');
-          break;
-        }
-        child.pid = message.pid;
-        child.emit('spawn');
-        break;
-      case 'error':
-        this.answered(entry);
-        this.children.delete(message.id);
-        if (!entry.abandoned) child.emit('error', new Error(message.message));
-        break;
-      case 'exit':
-        if (entry.abandoned) {
-          this.children.delete(message.id);
-          break;
-        }
-        child.exited = true;
-        // One read of the channel can carry 'spawned' and 'exit' together: as with a ChildProcess,
-        // 'exit' comes a turn later, once whoever awaited the spawn is listening.
-        setImmediate(() => child.emit('exit', message.code, message.signal));
-        this.forgetIfDone(message.id);
-        break;
-    }
+    deliverAnswer(this.children, message, handle, (entry) => this.answered(entry));
   }
 
   /** The spawner answered a spawn (or gave it up): it is no longer pending nor awaited. */
@@ -366,21 +251,6 @@ export class Spawner implements ChildSpawner {
     entry.child.emit('error', new Error(cause));
   }
 
-  /** Fails a spawn whose child is gone (killed): its pipes are closed and it is forgotten. */
-  private fail(id: number, cause: string): void {
-    const entry = this.children.get(id);
-    if (!entry) return;
-    this.children.delete(id);
-    entry.child.stdout?.destroy();
-    entry.child.stderr?.destroy();
-    entry.child.emit('error', new Error(cause));
-  }
-
-  /** A child is forgotten once it exited (its pipes are the daemon's own). */
-  private forgetIfDone(id: number): void {
-    if (this.children.get(id)?.child.exited) this.children.delete(id);
-  }
-
   /**
    * A spawner process is gone (killed, out of memory, a bug): the exits of its children can no
    * longer be observed. A child still spawning fails to spawn; a running child's group is killed
@@ -394,32 +264,11 @@ export class Spawner implements ChildSpawner {
     for (const [id, entry] of this.children) {
       if (entry.spawner !== spawner) continue;
       this.children.delete(id);
-      const { child } = entry;
-      const wasAbandoned = entry.abandoned;
       this.answered(entry);
-      if (wasAbandoned) continue;
-      if (child.pid === undefined) child.emit('error', new Error(cause));
-      else if (!child.exited) {
-        child.exited = true;
-        child.lost = cause;
-        signalGroup(child.pid, 'SIGKILL');
-        child.emit('exit', null, 'SIGKILL');
-      }
+      loseChild(entry, cause);
     }
     if (!this.closed) this.start();
   }
-}
-
-/** The streams of an order that come as pipes: those without a capture file. */
-export function pipeNames(order: SpawnOrder): PipeName[] {
-  return (['stdout', 'stderr'] as const).filter((name) => order.files[name] === undefined);
-}
-
-/** A child that never started: it emits 'error' on the next turn, like a failed `spawn`. */
-export function failedChild(error: Error): ShellChild {
-  const child = Object.assign(new EventEmitter(), { pid: undefined, stdout: null, stderr: null });
-  process.nextTick(() => child.emit('error', error));
-  return child;
 }
 
 /** Sends a message to a spawner process, unless its channel is gone. */

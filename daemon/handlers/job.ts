@@ -1,6 +1,6 @@
 /**
- * `shell/start` and the job methods: start a background job, read, peek, wait, kill, list and
- * release it. Only connections that opened a job's owner session may touch it.
+ * `shell/start` and the job methods: start a background job (its launch: ../runs/launch.ts), read,
+ * peek, wait, kill, list and release it. Only connections that opened a job's owner session may touch it.
  */
 import { isAbsolute, relative, resolve } from 'node:path';
 import { BACKGROUND_DISABLED_MESSAGE, ExecdError } from '../../protocol/errors.js';
@@ -26,14 +26,12 @@ import { waitUntil, type Until } from '../waits/wait-until.js';
 import type { Job } from '../jobs/job.js';
 import { cleanJobs, killJob, releaseJob, settledWithin } from '../jobs/job-control.js';
 import { emptyRead, peekJob, readJob } from '../jobs/job-reads.js';
-import { planJobLaunch } from '../jobs/launch-plan.js';
 import { waitForOutput } from '../jobs/read-wait.js';
 import { recordReportedOutputs } from '../state/output-files.js';
-import { startJob } from '../jobs/start-job.js';
-import { sessionSpillDir } from '../sessions/session-lifecycle.js';
 import { fingerprintRequest } from '../request-keys/fingerprint.js';
 import { isHiddenPath } from '../fs/call.js';
-import { awaitRunner, checkSpawnLimits, confineSpec, resolveRequest } from './shell.js';
+import { admitLaunch, prepareLaunch, startJobLaunch } from '../runs/launch.js';
+import { resolveRequest } from './shell.js';
 import { configFor } from '../sessions/bound-config.js';
 
 /**
@@ -67,53 +65,35 @@ function resolveUntil(until: Until, sessionId: string, { daemon }: HandlerContex
 }
 
 /**
- * Why a resolved `shell/start` may not start a job now (the runner, the limits), or else the
- * release of the process it reserved — in the same tick as the checks, so concurrent starts
- * cannot all pass the process limits.
+ * Starts a resolved `shell/start`'s job: admitted under the spawn limits and `maxJobsPerSession`
+ * (its process reserved meanwhile), prepared and started (../runs/launch.ts).
  */
-async function reserveJobStart(
-  spec: ExecSpec,
-  params: ParamsOf<typeof ShellStart>,
-  ctx: HandlerContext,
-  config: Config,
-): Promise<ExecdError | (() => void)> {
-  const waited = await awaitRunner(spec, params.sessionId, ctx);
-  if (waited) return waited;
-  const limited = checkSpawnLimits(ctx.daemon, params.stdin, params.sessionId);
-  if (limited) return limited;
-  if (ctx.daemon.jobs.live(params.sessionId).length >= config.maxJobsPerSession) {
-    return new ExecdError('LIMIT_EXCEEDED', `maxJobsPerSession limit reached (${config.maxJobsPerSession})`);
-  }
-  return ctx.daemon.processes.reserve(params.sessionId);
-}
-
-/** The rest of a `shell/start` once its process is reserved: limit, confine, spawn, journal. */
 async function launchJob(
   params: ParamsOf<typeof ShellStart>,
-  { daemon }: HandlerContext,
+  { daemon, conn }: HandlerContext,
   spec: ExecSpec,
   config: Config,
 ): Promise<Job | ExecdError> {
-  const unit = `job-${daemon.nextRunName()}`;
-  spec.env = { ...spec.env, ...daemon.processes.scopes.env(params.sessionId, unit) };
-  const unlimited = daemon.processes.scopes.prepareUnit(params.sessionId, unit, spec.limits);
-  if (unlimited) return unlimited;
-  const plan = planJobLaunch(spec, confineSpec(daemon, spec, params.sessionId, true));
-  return startJob(spec, plan, params.sessionId, {
-    table: daemon.jobs,
-    processes: daemon.processes,
-    spawner: daemon.spawner,
-    config,
-    logDir: sessionSpillDir(daemon, params.sessionId),
-    log: daemon.log,
-    stdin: params.stdin,
-    keepStdinOpen: params.keepStdinOpen,
-    unit,
-    // Journaled, so a repeat of the key after a restart still answers this job.
-    ...(params.requestKey !== undefined && {
-      requestKey: { key: params.requestKey, fingerprint: fingerprintRequest(ShellStart.method, params) },
-    }),
-  });
+  const release = await admitLaunch(daemon, conn, spec, params, () =>
+    daemon.jobs.live(params.sessionId).length >= config.maxJobsPerSession
+      ? new ExecdError('LIMIT_EXCEEDED', `maxJobsPerSession limit reached (${config.maxJobsPerSession})`)
+      : undefined,
+  );
+  if (release instanceof ExecdError) return release;
+  try {
+    const launch = prepareLaunch(daemon, 'job', spec, params.sessionId, { config });
+    if (launch instanceof ExecdError) return launch;
+    return await startJobLaunch(daemon, launch, {
+      stdin: params.stdin,
+      keepStdinOpen: params.keepStdinOpen,
+      // Journaled, so a repeat of the key after a restart still answers this job.
+      ...(params.requestKey !== undefined && {
+        requestKey: { key: params.requestKey, fingerprint: fingerprintRequest(ShellStart.method, params) },
+      }),
+    });
+  } finally {
+    release();
+  }
 }
 
 /** Waits open now, per daemon: by session and in all, for `maxWaitsPerSession` and `maxWaits`. */
@@ -191,17 +171,7 @@ export const jobHandlers = [
     const spec = resolveRequest(params, ctx);
     if (spec instanceof ExecdError) return spec;
     const watch = observedCommand(ctx, specFacts('job', spec, params));
-    const release = await reserveJobStart(spec, params, ctx, config);
-    if (release instanceof ExecdError) {
-      watch.ended(failedEnd(release, 0));
-      return release;
-    }
-    let job: Job | ExecdError;
-    try {
-      job = await launchJob(params, ctx, spec, config);
-    } finally {
-      release();
-    }
+    const job = await launchJob(params, ctx, spec, config);
     if (job instanceof ExecdError) {
       watch.ended(failedEnd(job, 0));
       return job;

@@ -9,32 +9,25 @@ import { rmSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { MAX_TIMER_MS } from '../../protocol/config.js';
 import { BACKGROUND_DISABLED_MESSAGE, ExecdError } from '../../protocol/errors.js';
-import type { CollectedOutput, ExecSpec, ShellRunResult, YieldedRunResult } from '../../protocol/types.js';
+import type { CollectedOutput, ShellRunResult, YieldedRunResult } from '../../protocol/types.js';
 import { SHUTDOWN_ABORT } from '../runs/active-runs.js';
 import type { DaemonContext } from '../context.js';
 import type { Job } from '../jobs/job.js';
 import { killJob } from '../jobs/job-control.js';
 import type { JobStream } from '../jobs/job-streams.js';
-import { planJobLaunch } from '../jobs/launch-plan.js';
-import { startJob } from '../jobs/start-job.js';
 import { decodeSlice } from '../jobs/stream-read.js';
-import type { Confinement } from '../sandbox/runner.js';
-import { sessionSpillDir } from '../sessions/session-lifecycle.js';
-import { configFor } from '../sessions/bound-config.js';
+import { startJobLaunch, type Launch } from '../runs/launch.js';
 
 /** A run that may yield, as the `shell/run` handler resolved it. */
 export interface YieldingRun {
-  spec: ExecSpec;
-  confinement: Confinement | undefined;
-  sessionId: string;
+  /** The run prepared (runs/launch.ts); its unit is kept when it yields. */
+  launch: Launch;
   stdin: string | undefined;
   yieldMs: number;
   /** The caller's cancellation (its request, its connection, the session or the daemon ending). */
   signal: AbortSignal;
   /** Called with the run's job once it started (or failed to): what watches the daemon follows it. */
   onJob?: (job: Job) => void;
-  /** The run's unit in its session's process scope (and its limits' cgroups), kept when it yields. */
-  unit?: string;
 }
 
 /** What ended the wait of a held job's run. */
@@ -48,10 +41,9 @@ export async function runYielding(
   daemon: DaemonContext,
   run: YieldingRun,
 ): Promise<ShellRunResult | YieldedRunResult | ExecdError> {
-  const { spec, sessionId } = run;
-  const config = configFor(daemon, sessionId);
+  const { spec, sessionId, config, unit } = run.launch;
   const refuse = (error: ExecdError) => {
-    if (run.unit !== undefined) daemon.processes.scopes.release(sessionId, run.unit);
+    daemon.processes.scopes.release(sessionId, unit);
     return error;
   };
   if (!config.enableRunInBackground) {
@@ -66,17 +58,7 @@ export async function runYielding(
     );
   }
   const started = performance.now();
-  const job = await startJob(spec, planJobLaunch(spec, run.confinement), sessionId, {
-    table: daemon.jobs,
-    processes: daemon.processes,
-    spawner: daemon.spawner,
-    config,
-    logDir: sessionSpillDir(daemon, sessionId),
-    log: daemon.log,
-    stdin: run.stdin,
-    held: true,
-    ...(run.unit !== undefined && { unit: run.unit }),
-  });
+  const job = await startJobLaunch(daemon, run.launch, { stdin: run.stdin, held: true });
   run.onJob?.(job);
   const end = await firstEnd(job, run.yieldMs, spec.timeoutMs, run.signal);
   if (end === 'yield' && job.isLive) {
@@ -163,7 +145,7 @@ function settledResult(
     const detail = job.detail ?? 'the command did not start';
     return new ExecdError(job.sandbox?.runnerFailed ? 'SANDBOX_UNAVAILABLE' : 'SPAWN_FAILED', detail);
   }
-  const stdout = outputSoFar(job.streams.stdout, run.spec.stdoutMaxBytes, true).output;
+  const stdout = outputSoFar(job.streams.stdout, run.launch.spec.stdoutMaxBytes, true).output;
   const stderr = outputSoFar(job.streams.stderr, maxOutputBytes, true).output;
   for (const [output, path] of [
     [stdout, job.identity.logPaths.stdout],
@@ -182,7 +164,7 @@ function settledResult(
     timedOut: end === 'timeout',
     aborted: end === 'abort',
     ...(end === 'abort' && run.signal.reason === SHUTDOWN_ABORT && { daemonStopped: true as const }),
-    timeoutMs: run.spec.timeoutMs,
+    timeoutMs: run.launch.spec.timeoutMs,
     durationMs,
     pid: job.pid,
     stdout,

@@ -3,8 +3,10 @@
  * closed session and shutdown abort theirs here and wait until each has answered.
  */
 
+import { SHUTDOWN_ABORT } from '../executor/deadline.js';
+
 /** The abort reason of the runs the daemon's shutdown ends: their result says the daemon stopped. */
-export const SHUTDOWN_ABORT = 'daemon shutdown';
+export { SHUTDOWN_ABORT };
 
 /** Why a `keepJobs` shutdown closed the terminals (their exit detail, as the client and the model see it). */
 export const TERMINALS_DO_NOT_SURVIVE = 'the daemon stopped (terminals do not survive a restart)';

@@ -23,22 +23,25 @@
  *   when its session closes, and when `session/update` changes the session's sandbox (`retire`):
  *   the next request of the narrower policy gets a helper of its own.
  */
-import { fork, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import type { Socket } from 'node:net';
-import { hasSpareDescriptors } from '../../spill/fd-headroom.js';
 import { IdleRelease } from '../host/idle-release.js';
-import { signalGroup } from '../executor/kill.js';
 import type { FromSpawner, PipeName, SpawnOrder, ToSpawner } from '../executor/spawn-messages.js';
+import type { Spawner } from '../executor/spawner.js';
 import {
+  deliverAnswer,
+  descriptorShortage,
   failedChild,
+  forkSpawnerProcess,
+  loseChild,
   pipeNames,
   SPAWN_ANSWER_TIMEOUT_MS,
   SpawnedChild,
   type ChildSpawner,
+  type OrderedChild,
   type ShellChild,
-  type Spawner,
-} from '../executor/spawner.js';
+} from '../executor/spawner-client.js';
 import type { LandlockPlan } from './landlock-rules.js';
 
 /** Daemon → confined spawner: first its plan, then the orders of the daemon's spawner. */
@@ -53,19 +56,12 @@ export type FromConfined = FromSpawner | { t: 'ready'; abi: number } | { t: 'unc
  */
 const CONTINUE_EVERY_MS = 500;
 
-/** Descriptors the daemon keeps free beyond the pipes it is about to receive (see spawner.ts). */
-const DESCRIPTOR_MARGIN = 2;
-
 /** One spawn order of a confined spawner, from its request until its child exited. */
-interface ConfinedChild {
+interface ConfinedChild extends OrderedChild {
   id: number;
-  child: SpawnedChild;
   order: SpawnOrder;
-  pipes: PipeName[];
   /** Fails the spawn when it is not answered in time (waiting for the helper included). */
   timer: NodeJS.Timeout | undefined;
-  /** The spawn failed before the helper answered it: a child that comes later is killed. */
-  abandoned: boolean;
 }
 
 /** One helper process: restricted to one plan, serving the spawns of one session's policy. */
@@ -92,35 +88,15 @@ class ConfinedHelper {
     private readonly onIdle: () => void,
     private readonly onGone: (helper: ConfinedHelper) => void,
   ) {
-    let process_: ChildProcess | undefined;
-    try {
-      process_ = fork(new URL('./confined-worker.js', import.meta.url), [], {
-        serialization: 'advanced',
-        // Nothing of the daemon's environment runs before the restriction; every child gets its own.
-        env: { PATH: process.env.PATH ?? '' },
-        execArgv: [],
-        stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-      });
-    } catch {
-      process_ = undefined;
-    }
-    if (process_?.pid === undefined) {
-      process_?.on('error', () => {});
-      this.process = undefined;
+    this.process = forkSpawnerProcess<FromConfined>(
+      new URL('./confined-worker.js', import.meta.url),
+      'the confined spawner process',
+      { message: (message, handle) => this.receive(message, handle), gone: (cause) => this.lose(cause) },
+    );
+    if (!this.process) {
       this.gone = true;
       return;
     }
-    this.process = process_;
-    // Never what keeps the daemon alive: the listening socket and running work do that.
-    process_.unref();
-    process_.channel?.unref();
-    process_.on('message', (message: FromConfined, handle?: Socket) => this.receive(message, handle));
-    process_.on('error', () => {});
-    process_.once('exit', (code, signal) => {
-      const cause = `the confined spawner process died (${signal ?? `exit code ${code}`})`;
-      if (process_.connected) process_.once('disconnect', () => this.lose(cause));
-      else this.lose(cause);
-    });
     this.send({ t: 'confine', plan });
   }
 
@@ -247,46 +223,7 @@ class ConfinedHelper {
       return;
     }
     if (message.t === 'memory') return;
-    const entry = this.children.get(message.id);
-    if (!entry) {
-      handle?.destroy();
-      return;
-    }
-    const { child } = entry;
-    switch (message.t) {
-      case 'pipe':
-        if (handle && !entry.abandoned) child.adopt(message.stream, handle);
-        else handle?.destroy();
-        break;
-      case 'spawned':
-        this.answered(entry);
-        if (entry.abandoned) {
-          signalGroup(message.pid, 'SIGKILL');
-          this.children.delete(entry.id);
-          break;
-        }
-        if (entry.pipes.some((name) => child[name] === null)) {
-          // A pipe the daemon had no descriptor free to receive was dropped: it does not run.
-          signalGroup(message.pid, 'SIGKILL');
-          this.fail(entry, 'its output pipe could not be received (no file descriptor free in the daemon)');
-          break;
-        }
-        child.pid = message.pid;
-        child.emit('spawn');
-        break;
-      case 'error':
-        this.answered(entry);
-        this.children.delete(entry.id);
-        if (!entry.abandoned) child.emit('error', new Error(message.message));
-        break;
-      case 'exit':
-        this.children.delete(entry.id);
-        if (entry.abandoned) break;
-        child.exited = true;
-        // As with a ChildProcess, 'exit' comes a turn after 'spawn' read in the same chunk.
-        setImmediate(() => child.emit('exit', message.code, message.signal));
-        break;
-    }
+    deliverAnswer(this.children, message, handle, (entry) => this.answered(entry));
   }
 
   /** Fails a spawn not answered in time; a child that starts after all is killed. */
@@ -298,13 +235,6 @@ class ConfinedHelper {
       entry.timer = undefined;
       this.children.delete(entry.id);
     }
-    entry.child.emit('error', new Error(cause));
-  }
-
-  private fail(entry: ConfinedChild, cause: string): void {
-    this.children.delete(entry.id);
-    entry.child.stdout?.destroy();
-    entry.child.stderr?.destroy();
     entry.child.emit('error', new Error(cause));
   }
 
@@ -331,14 +261,7 @@ class ConfinedHelper {
       this.children.clear();
       return;
     }
-    for (const entry of this.children.values()) {
-      const { child } = entry;
-      if (entry.abandoned || child.pid === undefined || child.exited) continue;
-      child.exited = true;
-      child.lost = cause;
-      signalGroup(child.pid, 'SIGKILL');
-      child.emit('exit', null, 'SIGKILL');
-    }
+    for (const entry of this.children.values()) if (entry.child.pid !== undefined) loseChild(entry, cause);
     this.children.clear();
     if (!this.gone) {
       this.gone = true;
@@ -396,9 +319,8 @@ export class ConfinedSpawners {
   private spawn(slot: Slot, order: SpawnOrder, keepFree: number): ShellChild {
     if (this.closed) return failedChild(new Error('the daemon is shutting down'));
     const pipes = pipeNames(order);
-    const needed = pipes.length + DESCRIPTOR_MARGIN + keepFree;
-    if (pipes.length > 0 && !hasSpareDescriptors(needed))
-      return failedChild(new Error(`fewer than ${needed} file descriptors free in the daemon for its pipes`));
+    const short = descriptorShortage(pipes, 0, keepFree);
+    if (short) return short;
     slot.idle.cancel();
     if (!slot.helper?.usable) {
       slot.helper = new ConfinedHelper(

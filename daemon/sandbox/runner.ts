@@ -13,7 +13,7 @@ import type { SandboxBackend, SandboxBackendInfo, SandboxGuarantee, SandboxMode 
 import type { ExecSpec, SandboxReport } from '../../protocol/types.js';
 import { ensurePrivateDir } from '../../spill/spill-file.js';
 import type { TerminateOptions } from '../executor/kill.js';
-import type { ChildSpawner } from '../executor/spawner.js';
+import type { ChildSpawner } from '../executor/spawner-client.js';
 import { bwrapArgv, isInside, PRIVATE_TMP } from './bwrap-args.js';
 import { BWRAP_SIGNATURES, LANDLOCK_SIGNATURES } from './denial.js';
 import { landlockAbiHere } from './landlock-abi.js';

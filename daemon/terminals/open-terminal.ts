@@ -13,10 +13,8 @@ import type { TerminalOpen } from '../../protocol/methods.js';
 import type { TerminalOpenResult } from '../../protocol/terminal.js';
 import { configFor } from '../sessions/bound-config.js';
 import type { DaemonContext } from '../context.js';
-import { confineSpec } from '../handlers/shell.js';
-import { unitLimits } from '../limits/resolve-limits.js';
-import { resolveSpec } from '../runs/resolve.js';
-import { checkRequestedPolicy } from '../sandbox/escalation.js';
+import { checkWorkdir } from '../executor/spawn.js';
+import { checkProcessLimits, launchTarget, prepareLaunch, resolveLaunch } from '../runs/launch.js';
 import type { Session } from '../sessions/sessions.js';
 import { ensurePrivateDir } from '../../spill/spill-file.js';
 import { sessionSpillDir } from '../sessions/session-lifecycle.js';
@@ -70,25 +68,16 @@ function writeSetupFile(daemon: DaemonContext, sessionId: string, id: string, se
 
 /** LIMIT_EXCEEDED when one more terminal would pass `maxTerminalsPerSession`, `maxTerminals`, `maxProcessesPerSession` or `maxProcesses`. */
 function checkTerminalLimits(daemon: DaemonContext, sessionId: string): ExecdError | undefined {
-  // Per session: the bound configuration; daemon-wide (`maxTerminals`, `maxProcesses`): the live one.
-  const live = daemon.config.get();
-  const config = { ...configFor(daemon, sessionId), maxTerminals: live.maxTerminals, maxProcesses: live.maxProcesses };
-  if (daemon.terminals.running(sessionId).length >= config.maxTerminalsPerSession) {
-    return new ExecdError('LIMIT_EXCEEDED', `maxTerminalsPerSession limit reached (${config.maxTerminalsPerSession})`);
+  // Per session: the bound configuration; daemon-wide (`maxTerminals`): the live one.
+  const { maxTerminalsPerSession } = configFor(daemon, sessionId);
+  const { maxTerminals } = daemon.config.get();
+  if (daemon.terminals.running(sessionId).length >= maxTerminalsPerSession) {
+    return new ExecdError('LIMIT_EXCEEDED', `maxTerminalsPerSession limit reached (${maxTerminalsPerSession})`);
   }
-  if (daemon.terminals.running().length >= config.maxTerminals) {
-    return new ExecdError('LIMIT_EXCEEDED', `maxTerminals limit reached (${config.maxTerminals})`);
+  if (daemon.terminals.running().length >= maxTerminals) {
+    return new ExecdError('LIMIT_EXCEEDED', `maxTerminals limit reached (${maxTerminals})`);
   }
-  if (daemon.processes.countOf(sessionId) >= config.maxProcessesPerSession) {
-    return new ExecdError(
-      'LIMIT_EXCEEDED',
-      `maxProcessesPerSession limit reached (${config.maxProcessesPerSession}) for session ${sessionId}`,
-    );
-  }
-  if (daemon.processes.budgetCount(config.maxProcessesPerSession) >= config.maxProcesses) {
-    return new ExecdError('LIMIT_EXCEEDED', `maxProcesses limit reached (${config.maxProcesses})`);
-  }
-  return undefined;
+  return checkProcessLimits(daemon, sessionId);
 }
 
 /** Opens a terminal for `session`; the result carries the output until its first readiness. */
@@ -114,27 +103,18 @@ async function openReserved(
   session: Session,
   params: OpenParams,
 ): Promise<TerminalOpenResult | ExecdError> {
-  const refused = checkRequestedPolicy(params.sandboxPolicy, session.id, session.sandbox);
-  if (refused) return refused;
   const config = configFor(daemon, session);
-  const limits = unitLimits(session.limits, params.limits, config, daemon.processes.scopes.limitsCapability);
-  if (limits instanceof ExecdError) return limits;
-  const spec = resolveSpec(
-    {
-      sessionId: session.id,
-      command: 'bash',
-      workdir: params.cwd,
-      env: params.env,
-      sandboxPolicy: params.sandboxPolicy,
-    },
-    { session, config, daemonCwd: process.cwd(), baseEnv: daemon.baseEnv, shellArgv: daemon.platform.shellArgv },
-  );
-  try {
-    if (!statSync(spec.workdir).isDirectory())
-      return new ExecdError('SPAWN_FAILED', `working directory is not a directory: ${spec.workdir}`);
-  } catch {
-    return new ExecdError('SPAWN_FAILED', `working directory does not exist: ${spec.workdir}`);
-  }
+  const spec = resolveLaunch(daemon, session, {
+    sessionId: session.id,
+    command: 'bash',
+    workdir: params.cwd,
+    env: params.env,
+    sandboxPolicy: params.sandboxPolicy,
+    limits: params.limits,
+  });
+  if (spec instanceof ExecdError) return spec;
+  const missing = checkWorkdir(spec.workdir);
+  if (missing) return missing;
   const secret = params.argv === undefined ? newSecret() : undefined;
   const argv = params.argv ?? DEFAULT_SHELL_ARGV;
   const env: Record<string, string> = { ...spec.env, TERM: params.env?.TERM ?? 'xterm-256color' };
@@ -157,21 +137,16 @@ async function openReserved(
     setupFile = made;
     env.PROMPT_COMMAND = bootPromptCommand(setupFile);
   }
-  const { scopes } = daemon.processes;
-  Object.assign(env, scopes.env(session.id, id));
   // The runner sees the terminal's own environment (the Landlock launcher carries it to the shell).
   spec.env = env;
-  const confinement = confineSpec(daemon, spec, session.id);
-  if (confinement instanceof ExecdError) {
+  const launch = prepareLaunch(daemon, 'terminal', spec, session.id, { unit: id, config });
+  if (launch instanceof ExecdError) {
     if (setupFile !== undefined) rmSync(setupFile, { force: true });
-    return confinement;
+    return launch;
   }
+  const { scopes } = daemon.processes;
+  const { confinement } = launch;
   const launched = confinement?.argv ?? argv;
-  const unlimited = scopes.prepareUnit(session.id, id, limits);
-  if (unlimited) {
-    if (setupFile !== undefined) rmSync(setupFile, { force: true });
-    return unlimited;
-  }
 
   const terminal = new Terminal({
     id,
@@ -188,13 +163,13 @@ async function openReserved(
   });
   try {
     // Born in the terminal's cgroup, so that what leaves its session is still found at close.
-    const pty = spawnWithin(scopes.target(session.id, id), () =>
+    const pty = spawnWithin(launchTarget(daemon, launch), () =>
       loadPty().spawn(launched[0]!, launched.slice(1), {
         name: 'xterm-256color',
         cols: terminal.cols,
         rows: terminal.rows,
         cwd: spec.workdir,
-        env: confinement?.env ?? env,
+        env: confinement?.env ?? spec.env,
         encoding: null,
       }),
     );
@@ -206,6 +181,11 @@ async function openReserved(
   }
   daemon.terminals.add(terminal);
   daemon.log.info({ terminalId: terminal.id, sessionId: session.id, pid: terminal.pid }, 'terminal opened');
+  return awaitFirstReadiness(terminal, config.maxOutputBytes);
+}
+
+/** Waits for a just-opened terminal's first readiness; its output so far becomes the `motd`. */
+async function awaitFirstReadiness(terminal: Terminal, maxOutputBytes: number): Promise<TerminalOpenResult> {
   terminal.busy = true;
   const opened = Date.now();
   await waitReady(terminal, { idleMs: OPEN_IDLE_MS, timeoutMs: OPEN_TIMEOUT_MS, before: [] });
@@ -223,6 +203,6 @@ async function openReserved(
   // The prompt text follows its marker, sometimes in the next read: it belongs to the motd.
   if (terminal.isShell && terminal.running) await waitReady(terminal, { idleMs: 30, timeoutMs: 200, before: [] });
   terminal.busy = false;
-  const motd = boundedTail(terminal.scrollback.rawFrom(0).bytes, config.maxOutputBytes);
+  const motd = boundedTail(terminal.scrollback.rawFrom(0).bytes, maxOutputBytes);
   return { terminal: terminal.snapshot(), motd: motd.text };
 }
