@@ -10,7 +10,7 @@
 import { once } from 'node:events';
 import { fstatSync } from 'node:fs';
 import type { Readable } from 'node:stream';
-import { groupAlive, waitGroupGone } from './kill.js';
+import { groupAlive, waitGroupGone } from '../processes/group-signals.js';
 import { HAS_PROC, holdsAnyFile, liveGroupMembers, type FileId } from '../../shared/proc.js';
 
 /** Interval at which the holders of a capture file are checked. */

@@ -16,7 +16,7 @@ import type { ChildProcess } from 'node:child_process';
 import { closeSync, constants, openSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import { readMemoryUse } from '../../shared/proc.js';
-import { signalGroup } from './kill.js';
+import { signalGroup } from '../processes/group-signals.js';
 import { startChild } from './spawn-child.js';
 import type { FromSpawner, PipeName, SpawnOrder, ToSpawner } from './spawn-messages.js';
 

@@ -11,7 +11,7 @@ import { EventEmitter } from 'node:events';
 import type { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
 import { hasSpareDescriptors } from '../../spill/fd-headroom.js';
-import { signalGroup } from './kill.js';
+import { signalGroup } from '../processes/group-signals.js';
 import type { FromSpawner, PipeName, SpawnOrder } from './spawn-messages.js';
 
 /** A child process as runs and jobs see it, whichever process spawned it. */

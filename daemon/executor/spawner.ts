@@ -24,7 +24,7 @@
  * answers no spawn within SPAWN_ANSWER_TIMEOUT_MS has it failed (its child killed if it comes
  * later).
  *
- * Killing needs neither: signals go to the process group by pid (kill.ts). When a spawner process
+ * Killing needs neither: signals go to the process group by pid (../processes/group-signals.ts). When a spawner process
  * dies (killed, out of memory), the exits of its children can no longer be observed: their
  * groups are killed, their runs and jobs fail naming the cause, and a new spawner is started.
  */

@@ -3,7 +3,7 @@ import { lstat, readdir, realpath } from 'node:fs/promises';
 import { dirname, join, normalize } from 'node:path';
 import type { FileId } from '../../shared/proc.js';
 import type { DaemonContext } from '../context.js';
-import { resolveSandboxPolicy } from '../runs/resolve.js';
+import { resolveSandboxPolicy } from '../sandbox/session-policy.js';
 import type { Session } from '../sessions/sessions.js';
 import type { FsPolicy, HiddenTree } from './policy.js';
 import { isHidden, resolveRequestPath } from './policy.js';
@@ -78,13 +78,7 @@ function hiddenFileIds(daemon: DaemonContext): Promise<FileId[]> {
 export async function fsCallOf(daemon: DaemonContext, session: Session, method: string): Promise<FsCall> {
   const config = daemon.config.get();
   const cwd = session.cwd;
-  const sandbox = resolveSandboxPolicy(undefined, {
-    session,
-    config,
-    daemonCwd: process.cwd(),
-    baseEnv: daemon.baseEnv,
-    shellArgv: () => [],
-  });
+  const sandbox = resolveSandboxPolicy(undefined, { session, config, daemonCwd: process.cwd() });
   const workspaceRoot = sandbox.workspaceRoot === undefined ? undefined : await realOrSelf(sandbox.workspaceRoot);
   const policy: FsPolicy = { mode: sandbox.mode, workspaceRoot, hidden: await hiddenTrees(daemon) };
   // A root daemon's confined commands run without capabilities: its file methods read as they would.

@@ -10,7 +10,7 @@ import { OutputBytesProgressType, OutputProgressType, ShellWrite, type DataEncod
 import type { ShellRunResult } from '../../protocol/types.js';
 import { ensurePrivateDir } from '../../spill/spill-file.js';
 import { RunStdin } from '../executor/run-stdin.js';
-import type { StreamName } from '../executor/run.js';
+import type { StreamName } from '../runs/foreground.js';
 import type { ClientConnection } from '../net/connection.js';
 import { handler, type RunAttachment } from '../net/handler.js';
 

@@ -4,7 +4,7 @@ import { ExecdError } from '../../protocol/errors.js';
 import { ShellResolve, ShellRun, type ExecRequest, type ParamsOf } from '../../protocol/methods.js';
 import type { ExecSpec, ShellRunResult, YieldedRunResult } from '../../protocol/types.js';
 import { maskEnv } from '../runs/env.js';
-import type { OutputFlow } from '../executor/run.js';
+import type { OutputFlow } from '../runs/foreground.js';
 import { handler, type HandlerContext } from '../net/handler.js';
 import { admitLaunch, prepareLaunch, resolveLaunch, runLaunch, type Launch } from '../runs/launch.js';
 import type { Job } from '../jobs/job.js';

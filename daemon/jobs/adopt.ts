@@ -6,7 +6,7 @@
  * ends by itself settles `lost` (never `completed`): its exit code is null and its detail says why.
  */
 import { openSpillFiles } from '../../spill/spill-file.js';
-import { groupAlive } from '../executor/kill.js';
+import { groupAlive } from '../processes/group-signals.js';
 import { terminateGroup } from '../processes/terminate.js';
 import { HAS_PROC } from '../../shared/proc.js';
 import type { Logger } from '../log/logger.js';

@@ -6,7 +6,7 @@
  */
 import { lstatSync } from 'node:fs';
 import { basename, dirname, normalize, resolve } from 'node:path';
-import { signallable } from '../executor/kill.js';
+import { signallable } from '../processes/group-signals.js';
 import type { JobRecord } from './journal-entries.js';
 
 /**

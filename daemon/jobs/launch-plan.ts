@@ -6,7 +6,7 @@
  */
 import { ExecdError } from '../../protocol/errors.js';
 import type { ExecSpec, SandboxReport } from '../../protocol/types.js';
-import type { TerminateOptions } from '../executor/kill.js';
+import type { TerminateOptions } from '../processes/group-signals.js';
 import type { ChildSpawner } from '../executor/spawner-client.js';
 import { DenialScanner } from '../sandbox/denial.js';
 import { confinedExit, type ExitFacts } from '../sandbox/exit-status.js';

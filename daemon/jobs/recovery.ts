@@ -2,7 +2,7 @@
  * Cleaning up after a crashed daemon (docs/reliability.md): the process groups of jobs it left running are
  * killed — unless the pid now belongs to another process, which the start time in `/proc` tells.
  */
-import { signallable } from '../executor/kill.js';
+import { signallable } from '../processes/group-signals.js';
 import { terminateGroup } from '../processes/terminate.js';
 import { HAS_PROC, liveGroupMembers, readProcStat, readProcUid, type ProcStat } from '../../shared/proc.js';
 import type { Logger } from '../log/logger.js';

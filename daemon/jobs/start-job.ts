@@ -13,7 +13,7 @@ import { OutputCollector } from '../../spill/collector.js';
 import { FileCapture, openFileCapture } from '../../spill/file-capture.js';
 import { failureText } from '../../spill/spill-file.js';
 import { drainAfterExit } from '../executor/drain.js';
-import { groupAlive } from '../executor/kill.js';
+import { groupAlive } from '../processes/group-signals.js';
 import { terminate, terminateGroup, unitParts } from '../processes/terminate.js';
 import { HAS_PROC, readProcStat } from '../../shared/proc.js';
 import { checkWorkdir, spawned, spawnShell, type ShellProcess } from '../executor/spawn.js';

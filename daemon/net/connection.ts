@@ -24,7 +24,7 @@ import { SUPPORTED_PROTOCOL_VERSIONS } from '../../protocol/types.js';
 import { handshakeRefusal } from './handshake.js';
 import { Initialize } from '../../protocol/methods.js';
 import type { DaemonContext } from '../context.js';
-import type { OutputFlow } from '../executor/run.js';
+import type { OutputFlow } from '../runs/foreground.js';
 import type { HandlerEntry } from './handler.js';
 import type { SessionHolder } from '../sessions/sessions.js';
 import {

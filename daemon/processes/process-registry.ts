@@ -3,7 +3,7 @@
  * jobs, and leftovers (descendants that outlived their run). It is what session close, shutdown
  * and the process limit count and kill.
  */
-import { groupAlive, groupExists } from '../executor/kill.js';
+import { groupAlive, groupExists } from './group-signals.js';
 import { ProcessScopes } from './process-scopes.js';
 import { processGroup, terminate, terminateGroup } from './terminate.js';
 import type { RunJournal } from '../runs/run-journal.js';
@@ -87,7 +87,7 @@ export class ProcessRegistry {
   /**
    * Groups still tracked, after dropping leftovers that died on their own. Cheap enough for every
    * request, with hundreds of leftovers: a signal-0 per leftover, and at most once a second per
-   * leftover one read of /proc (kill.ts remembers a live member of each group, so no rescan of
+   * leftover one read of /proc (group-signals.ts remembers a live member of each group, so no rescan of
    * every process).
    */
   live(): TrackedGroup[] {

@@ -8,7 +8,7 @@
  */
 import { HAS_PROC, liveGroupMembers, readProcStat } from '../../shared/proc.js';
 import { PLATFORM } from '../../protocol/platform.js';
-import { GROUP_POLL_MS, groupAlive, signalGroup, signallable, type TerminateOptions } from '../executor/kill.js';
+import { GROUP_POLL_MS, groupAlive, signalGroup, signallable, type TerminateOptions } from './group-signals.js';
 import type { ProcessScopes } from './process-scopes.js';
 
 /** How long SIGKILLed processes get to disappear before a kill gives up on them. */

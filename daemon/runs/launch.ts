@@ -9,7 +9,7 @@
  * 3. `prepareLaunch`: the unit in its session's process scope (its environment marker, its cgroup
  *    with the limits) and the runner that starts it — the daemon's spawner (inline or its spawner
  *    process), a session's warm confined spawner, or the Landlock launcher / bwrap wrapping.
- * 4. Start: `runLaunch` (a foreground run, executor/run.ts), `startJobLaunch` (a job,
+ * 4. Start: `runLaunch` (a foreground run, foreground.ts), `startJobLaunch` (a job,
  *    jobs/start-job.ts); a terminal's PTY is spawned by terminals/ within `launchTarget`.
  *
  * Registration with the process registry (and so the run journal) happens where the pid is first
@@ -21,7 +21,7 @@ import { ExecdError } from '../../protocol/errors.js';
 import type { ExecRequest } from '../../protocol/methods.js';
 import type { ExecSpec, ShellRunResult } from '../../protocol/types.js';
 import type { DaemonContext } from '../context.js';
-import { runForeground, type RunContext } from '../executor/run.js';
+import { runForeground, type RunContext } from './foreground.js';
 import type { CgroupTarget } from '../executor/spawn-messages.js';
 import type { Job } from '../jobs/job.js';
 import { planJobLaunch } from '../jobs/launch-plan.js';

@@ -5,8 +5,9 @@
 import { isAbsolute, resolve as resolvePath } from 'node:path';
 import { clampTimeout, type Config } from '../../protocol/config.js';
 import type { ExecRequest } from '../../protocol/methods.js';
-import type { SandboxMode, SandboxPolicy } from '../../protocol/sandbox.js';
+import type { SandboxPolicy } from '../../protocol/sandbox.js';
 import type { ExecSpec } from '../../protocol/types.js';
+import { resolveSandboxPolicy } from '../sandbox/session-policy.js';
 import { buildEnv, type EnvMap } from './env.js';
 
 /** The session facts a request is resolved against. */
@@ -34,23 +35,6 @@ export function resolveWorkdir(requested: string | undefined, ctx: ResolveContex
   const base = ctx.session.cwd ?? ctx.config.cwd ?? ctx.daemonCwd;
   if (requested === undefined) return base;
   return isAbsolute(requested) ? requested : resolvePath(base, requested);
-}
-
-/**
- * The sandbox policy: the request's, else the session's, else `config.defaultSandboxMode`. A
- * confined mode always gets a workspace root: the policy's, else the session policy's, else the
- * session's cwd (then `config.cwd`, then the daemon's cwd, like the working directory).
- */
-export function resolveSandboxPolicy(requested: SandboxPolicy | undefined, ctx: ResolveContext): SandboxPolicy {
-  const { session, config } = ctx;
-  const mode: SandboxMode = requested?.mode ?? session.sandbox?.mode ?? config.defaultSandboxMode;
-  // `network: 'off'` is the request's, else the session's; `on` is the default and is not spelled out.
-  const network = requested?.network ?? session.sandbox?.network;
-  const off = network === 'off' ? { network } : {};
-  if (mode === 'danger-full-access') return { mode, ...off };
-  const workspaceRoot =
-    requested?.workspaceRoot ?? session.sandbox?.workspaceRoot ?? session.cwd ?? config.cwd ?? ctx.daemonCwd;
-  return { mode, workspaceRoot, ...off };
 }
 
 /** The spec a request runs with. The params schema has already refused non-positive values. */

@@ -12,7 +12,7 @@ import { ExecdError } from '../../protocol/errors.js';
 import type { SandboxBackend, SandboxBackendInfo, SandboxGuarantee, SandboxMode } from '../../protocol/sandbox.js';
 import type { ExecSpec, SandboxReport } from '../../protocol/types.js';
 import { ensurePrivateDir } from '../../spill/spill-file.js';
-import type { TerminateOptions } from '../executor/kill.js';
+import type { TerminateOptions } from '../processes/group-signals.js';
 import type { ChildSpawner } from '../executor/spawner-client.js';
 import { bwrapArgv, isInside, PRIVATE_TMP } from './bwrap-args.js';
 import { BWRAP_SIGNATURES, LANDLOCK_SIGNATURES } from './denial.js';

@@ -5,7 +5,7 @@
  * left (processes/terminate.ts). Each process is matched by pid and start time, so a reused pid is
  * never hit.
  */
-import { signallable } from '../executor/kill.js';
+import { signallable } from '../processes/group-signals.js';
 import { listedProcesses, processGroup, terminate, type Doomed } from '../processes/terminate.js';
 import { HAS_PROC, readProcUid } from '../../shared/proc.js';
 import { isLiveState, processesInSession, readTtyStat, type TtyStat } from './tty-proc.js';

@@ -7,7 +7,7 @@ import { rmSync } from 'node:fs';
 import { constants } from 'node:os';
 import type { SandboxMode } from '../../protocol/sandbox.js';
 import type { TerminalSnapshot } from '../../protocol/terminal.js';
-import type { OutputFlow } from '../executor/run.js';
+import type { OutputFlow } from '../runs/foreground.js';
 import { completePrefixLength, decodeUtf8 } from '../../spill/utf8.js';
 import { MarkerFilter, type MarkerEvent } from './markers.js';
 import { InputQueue } from './input-queue.js';

@@ -19,7 +19,7 @@ import { DEFAULT_CONFIG } from '../../protocol/config.js';
 import type { ExecSpec } from '../../protocol/types.js';
 import { ProcessRegistry } from '../../daemon/processes/process-registry.js';
 import { Spawner } from '../../daemon/executor/spawner.js';
-import { runForeground } from '../../daemon/executor/run.js';
+import { runForeground } from '../../daemon/runs/foreground.js';
 import { killJob } from '../../daemon/jobs/job-control.js';
 import { JobTable } from '../../daemon/jobs/job-table.js';
 import { planJobLaunch } from '../../daemon/jobs/launch-plan.js';

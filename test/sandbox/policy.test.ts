@@ -1,6 +1,7 @@
 /** Sandbox policy resolution: request > session > defaultSandboxMode, and the workspace root. */
 import { describe, expect, it } from 'vitest';
-import { resolveSandboxPolicy, type ResolveContext } from '../../daemon/runs/resolve.js';
+import type { ResolveContext } from '../../daemon/runs/resolve.js';
+import { resolveSandboxPolicy } from '../../daemon/sandbox/session-policy.js';
 import { enforceableModes } from '../../daemon/sandbox/modes.js';
 import { DEFAULT_CONFIG } from '../../protocol/config.js';
 

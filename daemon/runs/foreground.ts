@@ -15,12 +15,12 @@ import { DenialScanner } from '../sandbox/denial.js';
 import { confinedExit } from '../sandbox/exit-status.js';
 import { runnerFailure } from '../sandbox/runner-failure.js';
 import { sandboxReport, sandboxUnavailable, type Confinement } from '../sandbox/runner.js';
-import { Deadline, SHUTDOWN_ABORT } from './deadline.js';
-import { drainAfterExit } from './drain.js';
-import { groupAlive } from './kill.js';
+import { Deadline, SHUTDOWN_ABORT } from '../executor/deadline.js';
+import { drainAfterExit } from '../executor/drain.js';
+import { groupAlive } from '../processes/group-signals.js';
 import { terminate, terminateGroup, unitParts } from '../processes/terminate.js';
-import { checkWorkdir, spawned, spawnShell } from './spawn.js';
-import type { Spawner } from './spawner.js';
+import { checkWorkdir, spawned, spawnShell } from '../executor/spawn.js';
+import type { Spawner } from '../executor/spawner.js';
 
 /** Which stream a chunk of streamed output came from. */
 export type StreamName = 'stdout' | 'stderr';
