@@ -143,7 +143,12 @@ export class CgroupScope implements ScopeStrategy {
     };
     return groups.flatMap(({ dir, pids }) => {
       const marker = this.markerOf(dir);
-      const marked = (orphan: Member) => this.markers.of(orphan.pid, spawners) === marker;
+      // An orphan with another unit's marker is that unit's; one without any (a command that
+      // cleared its environment, `sudo`, `su -`) stays this unit's, or it would escape the kill.
+      const marked = (orphan: Member) => {
+        const found = this.markers.of(orphan.pid, spawners);
+        return found === undefined || found === marker;
+      };
       return ownedByUnit(readMembers(pids(dir), spawners), spawners, this.createdAt.get(dir), startOf, mayLead, marked);
     });
   }

@@ -7,13 +7,14 @@
  * A member is the unit's when it started after the unit's cgroup was made, and the top of its
  * ancestry inside the unit (following parents while they are members) is either the unit's leader —
  * the earliest child of the daemon or its spawner that no other session's group is led by —, or an
- * orphan that carries the unit's marker. An orphan is a top re-parented to init or to a reaper
- * older than the unit (a double-forked daemon): its parent chain no longer shows where it came
- * from, so the marker the unit's command was started with, inherited by everything it forks, is
- * what ties it to the unit. A top whose parent is the daemon but that is not the leader is another
- * unit's leader, moved in; a top whose live parent outside the unit is younger than the unit is
- * some other process's child, moved in; an orphan without the unit's marker is another session's
- * or the host's (or one of the unit's own that cleared its environment). None of them is killed.
+ * orphan the unit may claim. An orphan is a top re-parented to init or to a reaper older than the
+ * unit (a double-forked daemon): its parent chain no longer shows where it came from, so the marker
+ * every command is started with, inherited by everything it forks, decides: one carrying another
+ * unit's marker is that unit's; one carrying this unit's or none (it cleared its environment) is
+ * this unit's. A top whose parent is the daemon but that is not the leader is another unit's
+ * leader, moved in; a top whose live parent outside the unit is younger than the unit is some other
+ * process's child, moved in; an orphan with another unit's marker is another session's. None of
+ * them is killed.
  */
 
 /** What the rule reads of a process. */
@@ -36,7 +37,7 @@ export function bootTicksNow(uptimeText: string): number | undefined {
  * its spawner processes, `startOf` a process's start time (undefined when it is gone), `mayLead`
  * whether a child of the daemon may be this unit's leader: false for one the daemon knows leads
  * another session's group (it started within the tick the unit was made, and was moved in);
- * `marked` whether an orphan carries the unit's marker (asked once per orphan top).
+ * `marked` whether an orphan may be the unit's: no other unit's marker (asked once per orphan top).
  */
 export function ownedByUnit<T extends ScopedProcess>(
   members: readonly T[],

@@ -124,4 +124,31 @@ describe('cgroup units kill only their own descendants', { timeout: 60_000 }, ()
     await new Promise((resolve) => setTimeout(resolve, 800));
     for (const pid of orphans) expect(pidAlive(pid)).toBe(true);
   });
+
+  it('a unit’s own orphan that cleared its environment still dies with its session', async (ctx) => {
+    const daemon = await startDaemon({ config: { graceMs: 300 } });
+    const mode = /"processScope":"(\w+)"/.exec(daemon.stderr())?.[1];
+    // The environ mode has only the marker to find it by, and `env -i` removed it.
+    if (mode !== 'cgroup') ctx.skip(`the daemon runs in the ${mode} scope mode here, not cgroup`);
+    const dir = mkdtempSync(join(tmpdir(), 'execd-moved-in-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    const pidFile = join(dir, 'cleared.pid');
+    const owner = await daemon.session('owner');
+    const result = await owner.run({
+      sessionId: 'owner',
+      command:
+        `setsid env -i /bin/bash -c 'echo $$ > ${pidFile}; exec sleep 620' </dev/null >/dev/null 2>&1 & ` +
+        `while [ ! -s ${pidFile} ]; do sleep 0.01; done`,
+      timeoutMs: 10_000,
+    });
+    expect(result.exitCode).toBe(0);
+    const orphan = Number(readFileSync(pidFile, 'utf8').trim());
+    reap(orphan);
+    // An orphan now, with no marker in its environment: only its cgroup ties it to the session.
+    expect(readFileSync(`/proc/${orphan}/environ`, 'utf8')).not.toContain('EXECD_SCOPE');
+    expect(cgroupOf(orphan)).toContain('execd-');
+
+    await owner.call(SessionClose, { sessionId: 'owner' });
+    await waitFor(() => !pidAlive(orphan), 'the cleared orphan to die with its session', { timeoutMs: 8_000 });
+  });
 });
