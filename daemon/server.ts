@@ -45,6 +45,12 @@ import { SpillSweeper } from './state/spill-sweep.js';
 import { probePty } from './terminals/pty.js';
 import { TerminalTable } from './terminals/terminal-table.js';
 import { RegexChecker } from './waits/regex-checker.js';
+import { childProbe } from './upgrade/children.js';
+import { handedOver, releaseOwnLocks } from './upgrade/handover.js';
+import { setChildSubreaper } from './upgrade/libc.js';
+import { execNewProgram, flushCaller, prepareUpgrade, windDown } from './upgrade/upgrade.js';
+import { socketLockPath, stateLockPath } from '../shared/ownership.js';
+import { isOwnChild } from './jobs/adopt.js';
 
 /** How to start a daemon. */
 export interface DaemonOptions {
@@ -113,6 +119,12 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   if (refusal) throw new Error(`refusing state directory: ${refusal}`);
   const socketRefusal = checkSocketDir(options.socketPath, platform);
   if (socketRefusal) throw new Error(socketRefusal);
+  // After an upgrade in place, the locks name this process already, and the jobs are its children.
+  if (handedOver()) {
+    releaseOwnLocks([stateLockPath(options.stateDir), ...(platform.socketIsFile ? [socketLockPath(options.socketPath)] : [])]);
+    const refused = setChildSubreaper(false);
+    if (refused) options.log.warn({ reason: refused }, 'the daemon stays the reaper of orphans');
+  }
   // Owned before anything reads the state: a second daemon must change nothing.
   const ownership = claimOwnership(options.stateDir, options.socketPath, platform);
   let observability: Observability | undefined;
@@ -198,7 +210,9 @@ function restoreJournals(parts: Parts, config: ConfigStore, log: Logger): void {
   const { graceMs, maxOutputBytes } = config.get();
   const { interrupted, adopted } = jobs.restore(maxOutputBytes);
   killOrphanedGroups(interrupted, processes, graceMs, log);
-  for (const job of adopted) followAdopted(job, processes, maxOutputBytes, log);
+  // A job handed across an upgrade in place is this process's child: its real exit status is reaped.
+  for (const job of adopted)
+    followAdopted(job, processes, maxOutputBytes, log, ...(isOwnChild(job.pid) ? [childProbe] : []));
   if (adopted.length > 0) log.info({ adopted: adopted.map((job) => job.id) }, 'adopted running jobs');
   parts.terminals.restore();
   const orphanedRuns = killOrphanedRuns(parts.runJournal.open(), processes, graceMs, log);
@@ -275,6 +289,7 @@ class Daemon implements RunningDaemon {
       requestsHandled: 0,
       requestShutdown: (reason, shutdownOptions) => daemon.requestShutdown(reason, shutdownOptions),
       noteKeepJobs: () => (daemon.keepJobsRequested = true),
+      requestUpgrade: (caller) => daemon.upgrade(caller),
       nextRunName: nameRuns(),
     };
     // Keyed starts of the jobs the journal kept still answer their job (docs/reconnect.md).
@@ -302,17 +317,7 @@ class Daemon implements RunningDaemon {
   /** Starts a graceful shutdown and resolves when it is complete; never rejects (a failed step is logged). */
   shutdown(reason: string, options: ShutdownOptions = {}): Promise<void> {
     this.shutdownPromise ??= shutDown(
-      {
-        context: this.context,
-        connections: [...this.connections],
-        listener: this.listener,
-        network: this.network,
-        observability: this.observability,
-        runJournal: this.runJournal,
-        spill: this.spill,
-        ownership: this.ownership,
-        stopTimers: () => this.stopTimers.forEach((stop) => stop()),
-      },
+      this.parts(),
       reason,
       this.keepJobsRequested || options.keepJobs === true,
     )
@@ -322,6 +327,45 @@ class Daemon implements RunningDaemon {
       })
       .finally(() => this.markClosed());
     return this.shutdownPromise;
+  }
+
+  /** The parts a shutdown or an upgrade in place ends. */
+  private parts() {
+    return {
+      context: this.context,
+      connections: [...this.connections],
+      listener: this.listener,
+      network: this.network,
+      observability: this.observability,
+      runJournal: this.runJournal,
+      spill: this.spill,
+      ownership: this.ownership,
+      stopTimers: () => this.stopTimers.forEach((stop) => stop()),
+    };
+  }
+
+  /**
+   * `daemon/upgrade` (daemon/upgrade/upgrade.ts): nothing changes unless the new program loads; then
+   * the daemon winds down keeping its jobs, answers, and execs. Should the exec itself fail, the
+   * daemon ends as a `keepJobs` shutdown does (its jobs are adopted by the next daemon).
+   */
+  async upgrade(caller: ClientConnection): Promise<{ pid: number; version: string; program: string } | ExecdError> {
+    if (this.shutdownPromise) return new ExecdError('SHUTTING_DOWN', 'the daemon is already shutting down');
+    const prepared = await prepareUpgrade(this.parts());
+    if (prepared instanceof ExecdError) return prepared;
+    let finish: () => void = () => {};
+    // A signal meanwhile waits for the exec: the upgrade is the shutdown of this program.
+    this.shutdownPromise = new Promise<void>((resolve) => (finish = resolve));
+    await windDown(this.parts(), caller);
+    setImmediate(() => {
+      void flushCaller(caller).then(() => {
+        const failure = execNewProgram(prepared, this.context);
+        this.context.log.error({ reason: failure }, 'the upgrade in place failed at exec: shutting down, keeping the jobs');
+        this.shutdownPromise = undefined;
+        void this.shutdown('upgrade failed at exec', { keepJobs: true }).then(finish);
+      });
+    });
+    return { pid: process.pid, version: prepared.version, program: prepared.program };
   }
 
   /** What a handler calls: starts the shutdown without waiting for it. */
@@ -357,6 +401,7 @@ class Daemon implements RunningDaemon {
   private async listen(): Promise<void> {
     const { context, options } = this;
     const accept = acceptPath(context, this.connections);
+    const handed = handedOver()?.listeners ?? [];
     try {
       if (options.listen?.length) {
         const listenerContext = {
@@ -364,10 +409,21 @@ class Daemon implements RunningDaemon {
           handshakeTimeoutMs: () => context.config.get().handshakeTimeoutMs,
           admission: new NetworkAdmission(() => context.config.get()),
         };
-        this.network = await openNetworkListeners(options.listen, options.tls ?? {}, listenerContext, accept);
+        this.network = await openNetworkListeners(
+          options.listen,
+          options.tls ?? {},
+          listenerContext,
+          accept,
+          handed.filter((listener) => listener.kind === 'network').map((listener) => listener.fd),
+        );
         context.listenerUrls.push(...this.network.urls);
       }
-      this.listener = await listenPrivately(options.socketPath, context.platform, accept);
+      this.listener = await listenPrivately(
+        options.socketPath,
+        context.platform,
+        accept,
+        handed.find((listener) => listener.kind === 'socket' && listener.path === options.socketPath)?.fd,
+      );
     } catch (error) {
       this.network?.close();
       this.stopTimers.forEach((stop) => stop());
