@@ -47,10 +47,12 @@ import { TerminalTable } from './terminals/terminal-table.js';
 import { RegexChecker } from './waits/regex-checker.js';
 import { childProbe } from './upgrade/children.js';
 import { handedOver, releaseOwnLocks } from './upgrade/handover.js';
-import { setChildSubreaper } from './upgrade/libc.js';
+import { closeFd, setChildSubreaper } from './upgrade/libc.js';
 import { execNewProgram, flushCaller, prepareUpgrade, windDown } from './upgrade/upgrade.js';
 import { socketLockPath, stateLockPath } from '../shared/ownership.js';
-import { isOwnChild } from './jobs/adopt.js';
+import { isOwnChild, type AdoptedProbe } from './jobs/adopt.js';
+import type { Job } from './jobs/job.js';
+import { HandedPipes, pipedChildProbe } from './upgrade/job-pipes.js';
 
 /** How to start a daemon. */
 export interface DaemonOptions {
@@ -211,13 +213,24 @@ function restoreJournals(parts: Parts, config: ConfigStore, log: Logger): void {
   const { interrupted, adopted } = jobs.restore(maxOutputBytes);
   killOrphanedGroups(interrupted, processes, graceMs, log);
   // A job handed across an upgrade in place is this process's child: its real exit status is reaped.
-  for (const job of adopted)
-    followAdopted(job, processes, maxOutputBytes, log, ...(isOwnChild(job.pid) ? [childProbe] : []));
+  for (const job of adopted) followAdopted(job, processes, maxOutputBytes, log, adoptedProbe(job, graceMs));
+  const followed = new Set(adopted.map((job) => job.id));
+  for (const pipe of handedOver()?.pipes ?? []) if (!followed.has(pipe.jobId)) closeFd(pipe.fd);
   if (adopted.length > 0) log.info({ adopted: adopted.map((job) => job.id) }, 'adopted running jobs');
   parts.terminals.restore();
   const orphanedRuns = killOrphanedRuns(parts.runJournal.open(), processes, graceMs, log);
   if (orphanedRuns > 0) log.info({ runs: orphanedRuns }, 'ending the foreground runs a crashed daemon left');
   processes.journalRuns(parts.runJournal);
+}
+
+/**
+ * How an adopted job's end is seen: a child of this process handed across an upgrade in place is
+ * reaped (its pipes, if handed over too, read on into its logs); another only seen gone.
+ */
+function adoptedProbe(job: Job, graceMs: number): AdoptedProbe | undefined {
+  if (!isOwnChild(job.pid)) return undefined;
+  const pipes = handedOver()?.pipes.filter((pipe) => pipe.jobId === job.id) ?? [];
+  return pipes.length === 0 ? childProbe : pipedChildProbe(new HandedPipes(job, pipes), graceMs);
 }
 
 /** A daemon that owns its state dir: its context, its listeners, its shutdown. */
@@ -356,7 +369,7 @@ class Daemon implements RunningDaemon {
     let finish: () => void = () => {};
     // A signal meanwhile waits for the exec: the upgrade is the shutdown of this program.
     this.shutdownPromise = new Promise<void>((resolve) => (finish = resolve));
-    await windDown(this.parts(), caller);
+    await windDown(this.parts(), caller, prepared);
     setImmediate(() => {
       void flushCaller(caller).then(() => {
         const failure = execNewProgram(prepared, this.context);

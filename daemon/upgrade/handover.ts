@@ -10,6 +10,7 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { holderOf, readHolder, type LockHolder } from '../../shared/lock-file.js';
+import type { HandedPipe } from './job-pipes.js';
 
 /** The variable naming the handover file. */
 export const HANDOVER_ENV = 'EXECD_HANDOVER';
@@ -24,6 +25,8 @@ export interface Handover {
   /** The version of the program that handed over. */
   fromVersion: string;
   listeners: HandedListener[];
+  /** The output pipes of kept confined jobs (job-pipes.ts). */
+  pipes: HandedPipe[];
 }
 
 /** Where a state dir's handover file goes. */
@@ -45,6 +48,23 @@ function isListener(value: unknown): value is HandedListener {
   return item.kind === 'network' && typeof item.url === 'string';
 }
 
+function isPipe(value: unknown): value is HandedPipe {
+  if (typeof value !== 'object' || value === null) return false;
+  const item = value as Record<string, unknown>;
+  return (
+    typeof item.jobId === 'string' &&
+    (item.stream === 'stdout' || item.stream === 'stderr') &&
+    Number.isInteger(item.fd) &&
+    (item.fd as number) > 2
+  );
+}
+
+/** Every descriptor a handover names (kept open at start, see inherited-fds.ts). */
+export function handedFds(handover: Handover | undefined): number[] {
+  if (!handover) return [];
+  return [...handover.listeners.map((listener) => listener.fd), ...handover.pipes.map((pipe) => pipe.fd)];
+}
+
 /** Parses a handover file's text for process `me` (pure); undefined when it is not for it. */
 export function parseHandover(text: string, me: LockHolder): Handover | undefined {
   let parsed: unknown;
@@ -54,11 +74,12 @@ export function parseHandover(text: string, me: LockHolder): Handover | undefine
     return undefined;
   }
   if (typeof parsed !== 'object' || parsed === null) return undefined;
-  const { holder, fromVersion, listeners } = parsed as Record<string, unknown>;
+  const { holder, fromVersion, listeners, pipes = [] } = parsed as Record<string, unknown>;
   const h = holder as Partial<LockHolder> | undefined;
   if (h?.pid !== me.pid || h.startTime !== me.startTime) return undefined;
   if (typeof fromVersion !== 'string' || !Array.isArray(listeners) || !listeners.every(isListener)) return undefined;
-  return { holder: me, fromVersion, listeners };
+  if (!Array.isArray(pipes) || !pipes.every(isPipe)) return undefined;
+  return { holder: me, fromVersion, listeners, pipes };
 }
 
 let taken: Handover | undefined;

@@ -28,6 +28,7 @@ import type { ClientConnection } from '../net/connection.js';
 import { SHUTDOWN_ABORT } from '../runs/active-runs.js';
 import type { ShutdownParts } from '../shutdown.js';
 import { HANDOVER_ENV, handoverPath, writeHandover, type HandedListener } from './handover.js';
+import type { HandedPipe } from './job-pipes.js';
 import { closeFd, duplicate, execProgram, libc, setChildSubreaper, setCloseOnExec } from './libc.js';
 
 /** The detail of a terminal an upgrade in place ended. */
@@ -47,6 +48,8 @@ export interface PreparedUpgrade {
   /** The script the new program runs (the `execd` entry at this daemon's path). */
   program: string;
   listeners: HandedListener[];
+  /** The pipes of kept confined jobs, found while winding down. */
+  pipes: HandedPipe[];
   handover: string;
 }
 
@@ -112,7 +115,12 @@ export async function prepareUpgrade(parts: ShutdownParts): Promise<PreparedUpgr
   if (listeners instanceof ExecdError) return listeners;
   const handover = handoverPath(parts.context.stateDir);
   try {
-    writeHandover(handover, { holder: holderOf(process.pid), fromVersion: parts.context.version, listeners });
+    writeHandover(handover, {
+      holder: holderOf(process.pid),
+      fromVersion: parts.context.version,
+      listeners,
+      pipes: [],
+    });
   } catch (error) {
     for (const listener of listeners) closeFd(listener.fd);
     return new ExecdError('UPGRADE_FAILED', `cannot write the handover file: ${(error as Error).message}`);
@@ -123,6 +131,7 @@ export async function prepareUpgrade(parts: ShutdownParts): Promise<PreparedUpgr
     version,
     program,
     listeners,
+    pipes: [],
     handover,
   };
 }
@@ -148,7 +157,11 @@ function stopAccepting(server: Server, socketPath: string | undefined): void {
  * Ends what does not cross the exec, keeping the jobs (see the module's comment); never rejects,
  * a failed step is logged and the next runs.
  */
-export async function windDown(parts: ShutdownParts, caller: ClientConnection): Promise<void> {
+export async function windDown(
+  parts: ShutdownParts,
+  caller: ClientConnection,
+  prepared: PreparedUpgrade,
+): Promise<void> {
   const { context } = parts;
   const { log, jobs, processes } = context;
   async function step(name: string, action: () => unknown, timeoutMs?: number): Promise<void> {
@@ -174,10 +187,23 @@ export async function windDown(parts: ShutdownParts, caller: ClientConnection): 
   await step(
     'keep jobs',
     async () => {
-      const kept = await keepOrKillJobs(jobs, processes, graceMs);
+      // A job whose output the daemon reads is kept when its pipes can be handed over.
+      const kept = await keepOrKillJobs(jobs, processes, graceMs, (job) => {
+        const pipes = job.detachPipes?.();
+        if (pipes === undefined) return false;
+        if (typeof pipes === 'string') {
+          log.warn({ jobId: job.id, reason: pipes }, 'a job whose pipes cannot be handed over is killed');
+          return false;
+        }
+        prepared.pipes.push(...pipes.map((pipe) => ({ jobId: job.id, ...pipe })));
+        return true;
+      });
       context.spawner.keep(kept.map((job) => job.pid));
       context.confinedSpawners.keep(kept.map((job) => job.pid));
-      log.info({ kept: kept.map((job) => job.id) }, 'running jobs kept across the upgrade');
+      log.info(
+        { kept: kept.map((job) => job.id), pipes: prepared.pipes.length },
+        'running jobs kept across the upgrade',
+      );
     },
     killBound,
   );
@@ -234,7 +260,18 @@ export async function flushCaller(caller: ClientConnection): Promise<void> {
 
 /** Execs the new program with the handed-over descriptors; returns only on failure, with the reason. */
 export function execNewProgram(prepared: PreparedUpgrade, context: DaemonContext): string {
-  for (const fd of [0, 1, 2, ...prepared.listeners.map((listener) => listener.fd)]) {
+  try {
+    writeHandover(prepared.handover, {
+      holder: holderOf(process.pid),
+      fromVersion: context.version,
+      listeners: prepared.listeners,
+      pipes: prepared.pipes,
+    });
+  } catch (error) {
+    return `cannot write the handover file: ${(error as Error).message}`;
+  }
+  const handed = [...prepared.listeners.map((listener) => listener.fd), ...prepared.pipes.map((pipe) => pipe.fd)];
+  for (const fd of [0, 1, 2, ...handed]) {
     const refused = setCloseOnExec(fd, false);
     if (refused) return refused;
   }
