@@ -412,19 +412,25 @@ describe('the images deploy/Dockerfile builds, run with the runtime defaults as 
       const sandbox = { mode: 'workspace-write' as const, escalationTargets: ['danger-full-access' as const] };
       await client.call(SessionOpen, { sessionId: 'u1', cwd: workspace, sandbox });
       const before = client.info.daemon;
-      const counter = await client.call(ShellStart, {
+      // One confined job (the session's mode: Landlock here, its two streams through pipes), one not.
+      const command = 'for i in $(seq 1 60); do echo "line $i"; echo "err $i" >&2; sleep 0.1; done; exit 7';
+      const confined = await client.call(ShellStart, { sessionId: 'u1', command });
+      const free = await client.call(ShellStart, {
         sessionId: 'u1',
-        command: 'for i in $(seq 1 60); do echo "line $i"; sleep 0.1; done; exit 7',
+        command,
         sandboxPolicy: { mode: 'danger-full-access' },
       });
-      await waitFor(
-        async () => (await client.call(JobPeek, { sessionId: 'u1', jobId: counter.jobId })).stdout.text.includes('line 3\n'),
-        'the job to count to 3',
-      );
-      const early = await client.call(JobRead, { sessionId: 'u1', jobId: counter.jobId });
-      const admin = await connectAgain(true);
-      const upgraded = await admin.call(DaemonUpgrade, {});
-      expect(upgraded.pid).toBe(before.pid);
+      const jobs = [confined.jobId, free.jobId];
+      for (const jobId of jobs)
+        await waitFor(
+          async () => (await client.call(JobPeek, { sessionId: 'u1', jobId })).stderr.text.includes('err 3\n'),
+          `${jobId} to count to 3`,
+        );
+      const early = await Promise.all(jobs.map((jobId) => client.call(JobRead, { sessionId: 'u1', jobId })));
+      // The CLI in the container, as docs/deployment.md shows it.
+      const upgraded = podman(['exec', name, 'execd', 'upgrade']);
+      console.log(`upgrade in place: ${upgraded.trim()}`);
+      expect(upgraded).toMatch(new RegExp(`^execd daemon upgraded in place \\(pid ${before.pid}\\)`));
       const after = await waitFor(
         async () => {
           const next = await connectAgain();
@@ -441,13 +447,22 @@ describe('the images deploy/Dockerfile builds, run with the runtime defaults as 
       expect(after.info.daemon.pid).toBe(before.pid);
       await after.call(SessionOpen, { sessionId: 'u1', cwd: workspace, sandbox });
       const listed = await after.call(JobList, { sessionId: 'u1' });
-      expect(listed.map((job) => [job.id, job.status])).toEqual([[counter.jobId, 'running']]);
-      const settled = await after.call(JobWait, { sessionId: 'u1', jobId: counter.jobId, timeoutMs: 30_000 });
-      expect(settled).toMatchObject({ status: 'completed', exitCode: 7 });
-      const rest = await after.call(JobRead, { sessionId: 'u1', jobId: counter.jobId });
-      const lines = [...(early.delta + rest.delta).matchAll(/^line (\d+)$/gm)].map((match) => Number(match[1]));
-      console.log(`upgrade in place: ${early.delta.split('\n').length - 1} lines read before, ${lines.length} in all`);
-      expect(lines).toEqual(Array.from({ length: 60 }, (_, index) => index + 1));
+      expect(listed.map((job) => [job.id, job.status])).toEqual(jobs.map((jobId) => [jobId, 'running']));
+      for (const [index, jobId] of jobs.entries()) {
+        const settled = await after.call(JobWait, { sessionId: 'u1', jobId, timeoutMs: 30_000 });
+        expect(settled).toMatchObject({ status: 'completed', exitCode: 7 });
+        const rest = await after.call(JobRead, { sessionId: 'u1', jobId });
+        const text = early[index]!.delta + rest.delta;
+        const lines = (prefix: string) =>
+          [...text.matchAll(new RegExp(`^${prefix} (\\d+)$`, 'gm'))].map((match) => Number(match[1]));
+        console.log(
+          `upgrade in place: ${jobId} (${settled.sandbox?.enforcement ?? 'unconfined'}): ${early[index]!.delta.split('\n').length - 1} lines read before, ${lines('line').length} + ${lines('err').length} in all`,
+        );
+        const all = Array.from({ length: 60 }, (_, n) => n + 1);
+        expect(lines('line')).toEqual(all);
+        expect(lines('err')).toEqual(all);
+      }
+      expect((await after.call(JobList, { sessionId: 'u1' }))[0]?.sandbox).toMatchObject({ enforcement: 'landlock' });
 
       // A job kept by a stop dies with the container (tini exits with the daemon): the next daemon says lost.
       const doomed = await after.call(ShellStart, {
