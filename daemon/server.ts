@@ -48,7 +48,7 @@ import { RegexChecker } from './waits/regex-checker.js';
 import { childProbe } from './upgrade/children.js';
 import { handedOver, releaseOwnLocks } from './upgrade/handover.js';
 import { closeFd, setChildSubreaper } from './upgrade/libc.js';
-import { execNewProgram, flushCaller, prepareUpgrade, windDown } from './upgrade/upgrade.js';
+import { execNewProgram, flushCaller, prepareUpgrade, windDown, type PreparedUpgrade } from './upgrade/upgrade.js';
 import { socketLockPath, stateLockPath } from '../shared/ownership.js';
 import { isOwnChild, type AdoptedProbe } from './jobs/adopt.js';
 import type { Job } from './jobs/job.js';
@@ -123,7 +123,10 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   if (socketRefusal) throw new Error(socketRefusal);
   // After an upgrade in place, the locks name this process already, and the jobs are its children.
   if (handedOver()) {
-    releaseOwnLocks([stateLockPath(options.stateDir), ...(platform.socketIsFile ? [socketLockPath(options.socketPath)] : [])]);
+    releaseOwnLocks([
+      stateLockPath(options.stateDir),
+      ...(platform.socketIsFile ? [socketLockPath(options.socketPath)] : []),
+    ]);
     const refused = setChildSubreaper(false);
     if (refused) options.log.warn({ reason: refused }, 'the daemon stays the reaper of orphans');
   }
@@ -329,11 +332,7 @@ class Daemon implements RunningDaemon {
 
   /** Starts a graceful shutdown and resolves when it is complete; never rejects (a failed step is logged). */
   shutdown(reason: string, options: ShutdownOptions = {}): Promise<void> {
-    this.shutdownPromise ??= shutDown(
-      this.parts(),
-      reason,
-      this.keepJobsRequested || options.keepJobs === true,
-    )
+    this.shutdownPromise ??= shutDown(this.parts(), reason, this.keepJobsRequested || options.keepJobs === true)
       .catch((error: unknown) => {
         // E.g. the final journal compaction on a full disk: the process must still exit.
         this.context.log.error({ reason, err: error }, 'shutdown failed');
@@ -371,14 +370,21 @@ class Daemon implements RunningDaemon {
     this.shutdownPromise = new Promise<void>((resolve) => (finish = resolve));
     await windDown(this.parts(), caller, prepared);
     setImmediate(() => {
-      void flushCaller(caller).then(() => {
-        const failure = execNewProgram(prepared, this.context);
-        this.context.log.error({ reason: failure }, 'the upgrade in place failed at exec: shutting down, keeping the jobs');
-        this.shutdownPromise = undefined;
-        void this.shutdown('upgrade failed at exec', { keepJobs: true }).then(finish);
-      });
+      this.execNow(prepared, caller, finish).catch((error: unknown) =>
+        this.context.log.error({ err: error }, 'the upgrade in place failed'),
+      );
     });
     return { pid: process.pid, version: prepared.version, program: prepared.program };
+  }
+
+  /** Once the caller has its answer: execs; should that fail, shuts down keeping the jobs. */
+  private async execNow(prepared: PreparedUpgrade, caller: ClientConnection, finish: () => void): Promise<void> {
+    await flushCaller(caller);
+    const failure = execNewProgram(prepared, this.context);
+    this.context.log.error({ reason: failure }, 'the upgrade in place failed at exec: shutting down, keeping the jobs');
+    this.shutdownPromise = undefined;
+    await this.shutdown('upgrade failed at exec', { keepJobs: true });
+    finish();
   }
 
   /** What a handler calls: starts the shutdown without waiting for it. */

@@ -14,8 +14,8 @@ export const UPGRADE_HELP = commandHelp({
   usage: 'upgrade',
   about: `Upgrades the daemon in place: it execs the execd program at its path now (after a package
 update, the new one) under the same pid, so a container's init keeps its child. Its listeners stay
-bound (a client connecting meanwhile waits, then is served by the new program); running jobs go on
-and report their real exit status; connections close and clients reconnect; in-flight runs are
+bound (a client connecting meanwhile waits, then is served by the new program); running jobs go on,
+confined ones too, and report their real exit status; connections close and clients reconnect; in-flight runs are
 aborted and terminals end, as at 'execd stop --keep-jobs'. Returns once the new program answers,
 printing its version and pid. If the new program does not start, the daemon serves on unchanged and
 the command fails with the reason.`,
@@ -53,7 +53,9 @@ export const upgradeCommand: CommandRunner = async (argv, globals) => {
       return 0;
     }
     if (Date.now() > deadline)
-      throw new CliError(`execd upgrade: the new program (pid ${before.pid}) did not answer within ${UPGRADE_TIMEOUT_MS}ms`);
+      throw new CliError(
+        `execd upgrade: the new program (pid ${before.pid}) did not answer within ${UPGRADE_TIMEOUT_MS}ms`,
+      );
     await sleep(50);
   }
 };

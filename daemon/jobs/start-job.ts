@@ -264,7 +264,8 @@ async function watchJob(
   }
   // An upgrade in place hands these pipes to the next program instead of killing the job.
   const pipes: ReadPipe[] = [];
-  if (stdout instanceof OutputCollector && child.stdout) pipes.push({ stream: 'stdout', pipe: child.stdout, collector: stdout });
+  if (stdout instanceof OutputCollector && child.stdout)
+    pipes.push({ stream: 'stdout', pipe: child.stdout, collector: stdout });
   if (stderrCapture instanceof OutputCollector && child.stderr)
     pipes.push({ stream: 'stderr', pipe: child.stderr, collector: stderrCapture, onChunk: plan.onStderr });
   if (pipes.length > 0) job.detachPipes = pipeDetacher(pipes);

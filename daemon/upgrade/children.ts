@@ -22,7 +22,7 @@ function signalName(signal: number): string {
 export const childProbe: AdoptedProbe = (job, killRequested) => {
   const reaped = reapNoHang(job.pid);
   if (reaped === 'running') return 'running';
-  if (typeof reaped === 'string') return groupProbe(job, killRequested);
+  if (reaped === 'not-a-child' || 'error' in reaped) return groupProbe(job, killRequested);
   const { exitCode, signal } = reaped.status;
   return { kind: 'exit', exitCode, signal: signal === null ? null : signalName(signal), killRequested };
 };

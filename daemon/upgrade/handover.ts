@@ -16,7 +16,8 @@ import type { HandedPipe } from './job-pipes.js';
 export const HANDOVER_ENV = 'EXECD_HANDOVER';
 
 /** A listener handed over: its descriptor and what it is. */
-export type HandedListener = { kind: 'socket'; fd: number; path: string } | { kind: 'network'; fd: number; url: string };
+export type HandedListener =
+  { kind: 'socket'; fd: number; path: string } | { kind: 'network'; fd: number; url: string };
 
 /** What the earlier program of this process handed over. */
 export interface Handover {

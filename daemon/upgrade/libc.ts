@@ -99,19 +99,27 @@ export function decodeWaitStatus(status: number): WaitStatus {
   return { exitCode: null, signal: low };
 }
 
+/** What `reapNoHang` found. */
+export type Reaped =
+  | { pid: number; status: WaitStatus }
+  | 'running'
+  /** No child of this process (ECHILD): reaped elsewhere, or never its child. */
+  | 'not-a-child'
+  | { error: string };
+
 /**
  * Reaps child `pid` (or any child, -1) if it has ended, without waiting: its pid and status, `running`
- * while it runs, `not-a-child` when it is no child of this process (ECHILD), or a reason.
+ * while it runs, `not-a-child` when it is no child of this process, or why waitpid failed.
  */
-export function reapNoHang(pid: number): { pid: number; status: WaitStatus } | 'running' | 'not-a-child' | string {
+export function reapNoHang(pid: number): Reaped {
   const c = libc();
-  if (typeof c === 'string') return c;
+  if (typeof c === 'string') return { error: c };
   const status = [0];
   const reaped = c.waitpid(pid, status, WNOHANG);
   if (reaped === 0) return 'running';
   if (reaped < 0) {
     const errno = c.errno();
-    return errno === 10 ? 'not-a-child' : `waitpid(${pid}) failed (errno ${errno})`;
+    return errno === 10 ? 'not-a-child' : { error: `waitpid(${pid}) failed (errno ${errno})` };
   }
   return { pid: reaped, status: decodeWaitStatus(status[0]!) };
 }

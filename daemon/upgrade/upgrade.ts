@@ -7,13 +7,13 @@
  * every descriptor to hand over is copied: any failure there answers UPGRADE_FAILED and the daemon
  * serves on as before. Then, as a shutdown that keeps its jobs: the listeners stop accepting (their
  * sockets stay bound: a client connecting meanwhile waits in the kernel's backlog for the new
- * program), in-flight runs are aborted and answered, running jobs are journaled `kept` (those
- * whose output needs the daemon are killed, as at `execd stop --keep-jobs`), terminals end (a
+ * program), in-flight runs are aborted and answered, running jobs are journaled `kept` (a confined
+ * job's output pipes are detached for the new program, job-pipes.ts), terminals end (a
  * PTY master dies with the program), journals are flushed and closed, and the spawner processes
  * end — the daemon reaps their orphans (PR_SET_CHILD_SUBREAPER), so every kept job is then its
  * direct child, whose exit status the new program reaps (upgrade/children.ts). Last, the answer
- * is flushed, the listeners' copies and stdio lose close-on-exec, the handover file names them,
- * and the process execs.
+ * is flushed, the copies of the listeners and pipes and stdio lose close-on-exec, the handover
+ * file names them, and the process execs.
  */
 import { execFile } from 'node:child_process';
 import { linkSync, renameSync, rmSync } from 'node:fs';
@@ -177,7 +177,8 @@ export async function windDown(
   context.shuttingDown = true;
   log.info('upgrading in place');
   await step('stop accepting', () => {
-    if (parts.listener) stopAccepting(parts.listener.server, context.platform.socketIsFile ? context.socketPath : undefined);
+    if (parts.listener)
+      stopAccepting(parts.listener.server, context.platform.socketIsFile ? context.socketPath : undefined);
     for (const server of parts.network?.servers ?? []) stopAccepting(server, undefined);
   });
   await step('stop the timers', () => parts.stopTimers());

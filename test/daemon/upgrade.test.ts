@@ -26,7 +26,6 @@ import {
 import { TERMINALS_END_AT_UPGRADE } from '../../daemon/upgrade/upgrade.js';
 import { CLI, startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { rejection } from '../helpers/rejection.js';
-import { waitFor } from '../helpers/wait.js';
 
 /** Runs the built `execd ARGS` (or `cli`) against `daemon`; resolves with its exit code, stdout and stderr. */
 function cli(
@@ -48,13 +47,13 @@ function cli(
  * the longest stretch in ms from the first refusal of a run of them to the next accepted dial.
  */
 function dialer(path: string): { stop(): Promise<{ dials: number; refused: number; longestRefusalMs: number }> } {
-  let running = true;
+  const state = { running: true };
   let dials = 0;
   let refused = 0;
   let refusingSince: number | undefined;
   let longest = 0;
   const loop = (async () => {
-    while (running) {
+    while (state.running) {
       const outcome = await new Promise<'ok' | 'refused'>((resolve) => {
         const socket = netConnect(path);
         socket.once('connect', () => {
@@ -77,7 +76,7 @@ function dialer(path: string): { stop(): Promise<{ dials: number; refused: numbe
   })();
   return {
     async stop() {
-      running = false;
+      state.running = false;
       await loop;
       return { dials, refused, longestRefusalMs: Math.round(longest) };
     },
@@ -154,7 +153,9 @@ describe('execd upgrade', { timeout: 120_000 }, () => {
     expect(slept).toMatchObject({ status: 'completed', exitCode: 5 });
     const rest = await after.call(JobRead, { sessionId: 's1', jobId: counter.jobId });
     const lines = numbers(early.delta + rest.delta, 'line');
-    console.log(`counter: ${numbers(early.delta, 'line').length} lines read before the upgrade, ${lines.length} in all`);
+    console.log(
+      `counter: ${numbers(early.delta, 'line').length} lines read before the upgrade, ${lines.length} in all`,
+    );
     expect(lines).toEqual(Array.from({ length: 40 }, (_, index) => index + 1));
     const terminals = await after.call(TerminalList, { sessionId: 's1' });
     expect(terminals.map((terminal) => [terminal.status, terminal.detail])).toEqual([

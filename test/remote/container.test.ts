@@ -20,16 +20,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { connect } from '../../client/connect.js';
 import type { ExecdClient as Client } from '../../client/index.js';
-import {
-  DaemonShutdown,
-  DaemonUpgrade,
-  JobList,
-  JobPeek,
-  JobRead,
-  JobWait,
-  SessionOpen,
-  ShellStart,
-} from '../../protocol/methods.js';
+import { DaemonShutdown, JobList, JobPeek, JobRead, JobWait, SessionOpen, ShellStart } from '../../protocol/methods.js';
 import { waitFor } from '../helpers/wait.js';
 import {
   BASE_IMAGE,
@@ -110,7 +101,7 @@ interface RuntimeContainer {
   stateDir: string;
   client: Client;
   /** Connects again (the published port after a restart of the container), `admin` with the admin token. */
-  connect(admin?: boolean): Promise<Client>;
+  connect: (admin?: boolean) => Promise<Client>;
 }
 
 /** Runs the runtime image as users do (its user, tini, `execd serve` on TLS) and connects to it. */
