@@ -281,5 +281,8 @@ export function execNewProgram(prepared: PreparedUpgrade, context: DaemonContext
   );
   env[HANDOVER_ENV] = prepared.handover;
   context.log.info({ version: prepared.version, program: prepared.program }, 'exec');
-  return execProgram(prepared.execPath, prepared.argv, env);
+  const failure = execProgram(prepared.execPath, prepared.argv, env);
+  // Still this program: the file names descriptors nobody will take.
+  rmSync(prepared.handover, { force: true });
+  return failure;
 }
