@@ -233,7 +233,11 @@ function restoreJournals(parts: Parts, config: ConfigStore, log: Logger): void {
 function adoptedProbe(job: Job, graceMs: number): AdoptedProbe | undefined {
   if (!isOwnChild(job.pid)) return undefined;
   const pipes = handedOver()?.pipes.filter((pipe) => pipe.jobId === job.id) ?? [];
-  return pipes.length === 0 ? childProbe : pipedChildProbe(new HandedPipes(job, pipes), graceMs);
+  if (pipes.length === 0) return childProbe;
+  const handed = new HandedPipes(job, pipes);
+  // A next upgrade hands them on again.
+  job.detachPipes = handed.detach;
+  return pipedChildProbe(handed, graceMs);
 }
 
 /** A daemon that owns its state dir: its context, its listeners, its shutdown. */

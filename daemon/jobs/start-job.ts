@@ -265,9 +265,14 @@ async function watchJob(
   // An upgrade in place hands these pipes to the next program instead of killing the job.
   const pipes: ReadPipe[] = [];
   if (stdout instanceof OutputCollector && child.stdout)
-    pipes.push({ stream: 'stdout', pipe: child.stdout, collector: stdout });
-  if (stderrCapture instanceof OutputCollector && child.stderr)
-    pipes.push({ stream: 'stderr', pipe: child.stderr, collector: stderrCapture, onChunk: plan.onStderr });
+    pipes.push({ stream: 'stdout', pipe: child.stdout, sink: (chunk) => stdout.write(chunk) });
+  if (stderrCapture instanceof OutputCollector && child.stderr) {
+    const sink = (chunk: Buffer) => {
+      stderrCapture.write(chunk);
+      plan.onStderr?.(chunk);
+    };
+    pipes.push({ stream: 'stderr', pipe: child.stderr, sink });
+  }
   if (pipes.length > 0) job.detachPipes = pipeDetacher(pipes);
   const [rawExitCode, rawSignal] = (await once(child, 'exit')) as [number | null, NodeJS.Signals | null];
   job.detachPipes = undefined;

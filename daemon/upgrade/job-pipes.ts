@@ -11,7 +11,6 @@
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
-import type { OutputCollector } from '../../spill/collector.js';
 import type { Job } from '../jobs/job.js';
 import { childProbe } from './children.js';
 import type { AdoptedProbe } from '../jobs/adopt.js';
@@ -27,12 +26,11 @@ export interface HandedPipe {
   fd: number;
 }
 
-/** A pipe the daemon reads into a collector, and what else sees its chunks (denial scanning). */
+/** A pipe the daemon reads, and where its chunks go (the job's collector and denial scan, or its log). */
 export interface ReadPipe {
   stream: StreamName;
   pipe: Readable;
-  collector: OutputCollector;
-  onChunk?: (chunk: Buffer) => void;
+  sink: (chunk: Buffer) => void;
 }
 
 /** Stops libuv reading a pipe (a paused Node stream still fills its buffer). */
@@ -52,14 +50,11 @@ export function pipeDetacher(pipes: ReadPipe[]): () => Array<Omit<HandedPipe, 'j
     const handles = pipes.map(({ pipe }) => (pipe as unknown as { _handle?: { fd?: unknown } })._handle?.fd);
     if (!handles.every((fd): fd is number => typeof fd === 'number' && fd >= 0)) return 'a pipe has no descriptor';
     const handed: Array<{ stream: StreamName; fd: number }> = [];
-    for (const [index, { stream, pipe, collector, onChunk }] of pipes.entries()) {
+    for (const [index, { stream, pipe, sink }] of pipes.entries()) {
       pipe.pause();
       pipe.removeAllListeners('data');
       // What the stream holds but has not delivered belongs to the log before the exec.
-      for (let chunk = pipe.read() as Buffer | null; chunk !== null; chunk = pipe.read() as Buffer | null) {
-        collector.write(chunk);
-        onChunk?.(chunk);
-      }
+      for (let chunk = pipe.read() as Buffer | null; chunk !== null; chunk = pipe.read() as Buffer | null) sink(chunk);
       // A paused stream still reads into its buffer: libuv stops reading here, in the same turn,
       // so the next byte stays in the pipe for the new program.
       stopReading(pipe);
@@ -78,26 +73,32 @@ export function pipeDetacher(pipes: ReadPipe[]): () => Array<Omit<HandedPipe, 'j
 export class HandedPipes {
   private open = 0;
   private readonly readers: Socket[] = [];
+  /** Hands these pipes on at the next upgrade in place (set as the job's `detachPipes`). */
+  readonly detach: () => Array<Omit<HandedPipe, 'jobId'>> | string;
 
   constructor(job: Job, pipes: readonly HandedPipe[]) {
+    const read: ReadPipe[] = [];
     for (const { stream, fd } of pipes) {
       this.open += 1;
       const file = openSync(job.identity.logPaths[stream], 'a');
       const reader = new Socket({ fd, readable: true, writable: false });
       this.readers.push(reader);
-      reader.on('data', (chunk: Buffer) => {
+      const sink = (chunk: Buffer) => {
         try {
           writeSync(file, chunk);
         } catch {
           // A log that cannot be written (a full disk) loses this chunk, as a live job's would.
         }
-      });
+      };
+      read.push({ stream, pipe: reader, sink });
+      reader.on('data', sink);
       reader.on('error', () => reader.destroy());
       reader.once('close', () => {
         closeSync(file);
         this.open -= 1;
       });
     }
+    this.detach = pipeDetacher(read);
   }
 
   /** Stops reading: the job settled while a descendant of it still holds a pipe. */

@@ -24,6 +24,7 @@ import type { DaemonContext } from '../context.js';
 import { terminateGroup } from '../executor/kill.js';
 import { releaseAllFiles } from '../fs/service.js';
 import { keepOrKillJobs } from '../jobs/job-control.js';
+import type { Job } from '../jobs/job.js';
 import type { ClientConnection } from '../net/connection.js';
 import { SHUTDOWN_ABORT } from '../runs/active-runs.js';
 import type { ShutdownParts } from '../shutdown.js';
@@ -189,16 +190,20 @@ export async function windDown(
     'keep jobs',
     async () => {
       // A job whose output the daemon reads is kept when its pipes can be handed over.
-      const kept = await keepOrKillJobs(jobs, processes, graceMs, (job) => {
+      const detach = (job: Job): boolean => {
         const pipes = job.detachPipes?.();
+        job.detachPipes = undefined;
         if (pipes === undefined) return false;
         if (typeof pipes === 'string') {
-          log.warn({ jobId: job.id, reason: pipes }, 'a job whose pipes cannot be handed over is killed');
+          log.warn({ jobId: job.id, reason: pipes }, 'the pipes of a job cannot be handed over: it ends with them');
           return false;
         }
         prepared.pipes.push(...pipes.map((pipe) => ({ jobId: job.id, ...pipe })));
         return true;
-      });
+      };
+      const kept = await keepOrKillJobs(jobs, processes, graceMs, detach);
+      // A job an earlier upgrade handed over reads its pipes into its logs itself: they go on too.
+      for (const job of kept) if (job.detachPipes) detach(job);
       context.spawner.keep(kept.map((job) => job.pid));
       context.confinedSpawners.keep(kept.map((job) => job.pid));
       log.info(

@@ -28,22 +28,25 @@ function numbers(text: string, prefix: string): number[] {
 
 describe.each(BACKENDS)('an upgrade in place under $name', (backend) => {
   it(
-    'keeps a confined job: both streams read on without a gap, and it ends with its exit code',
+    'keeps a confined job across two upgrades: both streams read on without a gap, and it ends with its exit code',
     { timeout: 90_000 },
     async () => {
       const { daemon, client } = await sandboxedSession({ mode: 'workspace-write' }, { config: { ...backend.config } });
       const { jobId } = await client.call(ShellStart, {
         sessionId: 's1',
-        command: 'for i in $(seq 1 40); do echo "line $i"; echo "err $i" >&2; sleep 0.05; done; exit 9',
+        command: 'for i in $(seq 1 60); do echo "line $i"; echo "err $i" >&2; sleep 0.05; done; exit 9',
       });
       await waitFor(
         async () => (await client.call(JobPeek, { sessionId: 's1', jobId })).stderr.text.includes('err 3\n'),
         'the job to count to 3',
       );
       const early = await client.call(JobRead, { sessionId: 's1', jobId });
-      const upgraded = await upgrade(daemon);
-      expect(upgraded.output).toMatch(/^execd daemon upgraded in place/);
-      expect(upgraded.code).toBe(0);
+      // Twice: the second program hands on the pipes the first one was given.
+      for (let round = 0; round < 2; round++) {
+        const upgraded = await upgrade(daemon);
+        expect(upgraded.output).toMatch(/^execd daemon upgraded in place/);
+        expect(upgraded.code).toBe(0);
+      }
       const after = await daemon.session('s1');
       const [listed] = await after.call(JobList, { sessionId: 's1' });
       console.log(`${backend.name}: after the upgrade ${listed?.id} ${listed?.status}`);
@@ -54,7 +57,7 @@ describe.each(BACKENDS)('an upgrade in place under $name', (backend) => {
       console.log(
         `${backend.name}: ${numbers(early.delta, 'line').length} lines before the upgrade, ${numbers(text, 'line').length} and ${numbers(text, 'err').length} stderr lines in all`,
       );
-      const all = Array.from({ length: 40 }, (_, index) => index + 1);
+      const all = Array.from({ length: 60 }, (_, index) => index + 1);
       expect(numbers(text, 'line')).toEqual(all);
       expect(numbers(text, 'err')).toEqual(all);
     },
