@@ -396,7 +396,7 @@ describe('the images deploy/Dockerfile builds, run with the runtime defaults as 
   );
 
   it(
-    'an upgrade in place under tini: same pid, a running job reads on without a gap and ends with its exit code; a job the container took down reads lost',
+    'an upgrade in place under tini: same pid, a confined and an unconfined job read on without a gap and end with their exit code; a job the container took down reads lost',
     { timeout: 240_000 },
     async () => {
       const { name, client, workspace, connect: connectAgain } = await runRuntimeImage();
