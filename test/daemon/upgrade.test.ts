@@ -89,12 +89,16 @@ function numbers(text: string, prefix: string): number[] {
 }
 
 describe('execd upgrade', { timeout: 120_000 }, () => {
-  it('execs under the same pid with the listeners handed over: never refused, the client reconnects, keyed and unkeyed calls work', async () => {
+  it('execs under the same pid with the listeners handed over: never refused, a run in flight answered aborted, the client reconnects, keyed and unkeyed calls work', async () => {
     const daemon = await startDaemon({ extraArgs: ['--listen', 'tcp://127.0.0.1:0'] });
     const client = await daemon.connect({ reconnect: true });
     const before = client.info.daemon;
     const listeners = (await client.call(DaemonStatus, {})).listeners;
     expect(listeners).toHaveLength(1);
+    // A foreground run in flight is answered, aborted, before the connections close.
+    const runner = await daemon.session('r1');
+    const inFlight = runner.call(ShellRun, { sessionId: 'r1', command: 'sleep 30' });
+    await new Promise((resolve) => setTimeout(resolve, 300));
     const reconnected = new Promise((resolve) => client.onReconnected(resolve));
     const dials = dialer(daemon.socketPath);
     const started = performance.now();
@@ -107,6 +111,7 @@ describe('execd upgrade', { timeout: 120_000 }, () => {
     expect(upgraded.stdout).toMatch(new RegExp(`^execd daemon upgraded in place \\(pid ${daemon.pid}\\)`));
     expect(dialed.dials).toBeGreaterThan(5);
     expect(dialed.refused).toBe(0);
+    expect(await inFlight).toMatchObject({ aborted: true, daemonStopped: true });
     // The same process throughout: the test's child never exited.
     expect(daemon.proc.exitCode).toBeNull();
     await reconnected;
