@@ -45,7 +45,7 @@ import { SpillSweeper } from './state/spill-sweep.js';
 import { probePty } from './terminals/pty.js';
 import { TerminalTable } from './terminals/terminal-table.js';
 import { RegexChecker } from './waits/regex-checker.js';
-import { childProbe } from './upgrade/children.js';
+import { childProbe, ownChildren, reapStrayChildren } from './upgrade/children.js';
 import { handedOver, releaseOwnLocks } from './upgrade/handover.js';
 import { closeFd, setChildSubreaper } from './upgrade/libc.js';
 import { execNewProgram, flushCaller, prepareUpgrade, windDown, type PreparedUpgrade } from './upgrade/upgrade.js';
@@ -121,7 +121,9 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   if (refusal) throw new Error(`refusing state directory: ${refusal}`);
   const socketRefusal = checkSocketDir(options.socketPath, platform);
   if (socketRefusal) throw new Error(socketRefusal);
-  // After an upgrade in place, the locks name this process already, and the jobs are its children.
+  // After an upgrade in place, the locks name this process already, and the jobs are its children
+  // (with, maybe, orphans of theirs: listed now, before this program spawns anything).
+  const inherited = handedOver() ? ownChildren() : [];
   if (handedOver()) {
     releaseOwnLocks([
       stateLockPath(options.stateDir),
@@ -144,7 +146,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
         ...(options.tls && { tls: options.tls }),
       });
     }
-    return await Daemon.start(options, platform, ownership, observability);
+    return await Daemon.start(options, platform, ownership, observability, inherited);
   } catch (error) {
     observability?.close();
     ownership.release();
@@ -260,6 +262,7 @@ class Daemon implements RunningDaemon {
     platform: PlatformFacts,
     ownership: Ownership,
     observability: Observability | undefined,
+    inherited: readonly number[],
   ): Promise<Daemon> {
     // The probes are child processes: they run while the configuration, journals and terminals load.
     const terminalsUnavailable = probePty().catch((error: Error) => `cannot open a PTY: ${error.message}`);
@@ -277,6 +280,7 @@ class Daemon implements RunningDaemon {
     boundLogFile(options.log, () => config.get());
     const parts = assembleParts(options, config, paths);
     restoreJournals(parts, config, options.log);
+    reapStrayChildren(inherited, new Set(parts.jobs.live().map((job) => job.pid)));
     const spill = new SpillSweeper(paths.spill, openSpillFiles, () => config.get(), options.log);
     const context: DaemonContext = {
       version: VERSION,
