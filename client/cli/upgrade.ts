@@ -14,11 +14,11 @@ export const UPGRADE_HELP = commandHelp({
   usage: 'upgrade',
   about: `Upgrades the daemon in place: it execs the execd program at its path now (after a package
 update, the new one) under the same pid, so a container's init keeps its child. Its listeners stay
-bound (a client connecting meanwhile waits, then is served by the new program); running jobs go on,
-confined ones too, and report their real exit status; connections close and clients reconnect; in-flight runs are
-aborted and terminals end, as at 'execd stop --keep-jobs'. Returns once the new program answers,
-printing its version and pid. If the new program does not start, the daemon serves on unchanged and
-the command fails with the reason.`,
+bound (a client connecting meanwhile waits, then is served by the new program); running jobs go
+on, confined ones too, and report their real exit status; connections close and clients
+reconnect; in-flight runs are aborted and terminals end, as at 'execd stop --keep-jobs'. Returns
+once the new program answers, printing its version and pid. If the new program does not start,
+the daemon serves on unchanged and the command fails with the reason.`,
   options: [],
   examples: ['execd upgrade', 'npm install -g execd-daemon@latest && execd upgrade'],
 });
