@@ -1,6 +1,8 @@
 /**
  * The daemon's state, shared by every handler: configuration, sessions, processes, runs, paths.
  */
+import type { ExecdError } from '../protocol/errors.js';
+import type { ClientConnection } from './net/connection.js';
 import type { PlatformFacts } from '../protocol/platform.js';
 import type { ActiveRuns } from './runs/active-runs.js';
 import type { ConfigStore } from './state/config-store.js';
@@ -69,6 +71,11 @@ export interface DaemonContext {
   requestShutdown(reason: string, options?: ShutdownOptions): void;
   /** Makes the coming shutdown, whoever starts it, keep the running jobs (`daemon/shutdown { keepJobs }`). */
   noteKeepJobs(): void;
+  /**
+   * `daemon/upgrade`: readies the upgrade in place (daemon/upgrade/upgrade.ts) and, once `caller`
+   * has its answer, execs; resolves with the answer, or UPGRADE_FAILED and the daemon serves on.
+   */
+  requestUpgrade(caller: ClientConnection): Promise<{ pid: number; version: string; program: string } | ExecdError>;
   /** A fresh name for a foreground run's spill files. */
   nextRunName(): string;
 }

@@ -7,6 +7,7 @@ import { keepYoungGenerationSmall } from './host/heap-footprint.js';
 import { closeInheritedFds } from './host/inherited-fds.js';
 import type { createLogger } from './log/logger.js';
 import type { startDaemon } from './server.js';
+import { handedFds, takeHandover } from './upgrade/handover.js';
 
 export { checkTlsFiles, parseListenUrl, type ListenSpec, type TlsFiles } from './net/listeners.js';
 export { daemonIsIdle, watchIdle } from './host/idle-exit.js';
@@ -23,7 +24,8 @@ export interface DaemonModules {
 /** Closes what the daemon inherited, then loads the server and its logger. */
 export async function loadDaemon(): Promise<DaemonModules> {
   // First: no worker, spawner or command may start while an inherited descriptor is open.
-  const closedFds = closeInheritedFds();
+  // The listeners and pipes an upgrade in place handed over are this daemon's, not inherited strays.
+  const closedFds = closeInheritedFds(handedFds(takeHandover()));
   keepYoungGenerationSmall();
   const [logger, server] = await Promise.all([import('./log/logger.js'), import('./server.js')]);
   return { createLogger: logger.createLogger, startDaemon: server.startDaemon, closedFds };

@@ -46,6 +46,14 @@ import { SpillSweeper } from './state/spill-sweep.js';
 import { probePty } from './terminals/pty.js';
 import { TerminalTable } from './terminals/terminal-table.js';
 import { RegexChecker } from './waits/regex-checker.js';
+import { childProbe, ownChildren, reapStrayChildren } from './upgrade/children.js';
+import { handedOver, releaseOwnLocks } from './upgrade/handover.js';
+import { closeFd, setChildSubreaper } from './upgrade/libc.js';
+import { execNewProgram, flushCaller, prepareUpgrade, windDown, type PreparedUpgrade } from './upgrade/upgrade.js';
+import { socketLockPath, stateLockPath } from '../shared/ownership.js';
+import { isOwnChild, type AdoptedProbe } from './jobs/adopt.js';
+import type { Job } from './jobs/job.js';
+import { HandedPipes, pipedChildProbe } from './upgrade/job-pipes.js';
 
 /** How to start a daemon. */
 export interface DaemonOptions {
@@ -114,6 +122,17 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   if (refusal) throw new Error(`refusing state directory: ${refusal}`);
   const socketRefusal = checkSocketDir(options.socketPath, platform);
   if (socketRefusal) throw new Error(socketRefusal);
+  // After an upgrade in place, the locks name this process already, and the jobs are its children
+  // (with, maybe, orphans of theirs: listed now, before this program spawns anything).
+  const inherited = handedOver() ? ownChildren() : [];
+  if (handedOver()) {
+    releaseOwnLocks([
+      stateLockPath(options.stateDir),
+      ...(platform.socketIsFile ? [socketLockPath(options.socketPath)] : []),
+    ]);
+    const refused = setChildSubreaper(false);
+    if (refused) options.log.warn({ reason: refused }, 'the daemon stays the reaper of orphans');
+  }
   // Owned before anything reads the state: a second daemon must change nothing.
   const ownership = claimOwnership(options.stateDir, options.socketPath, platform);
   let observability: Observability | undefined;
@@ -128,7 +147,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
         ...(options.tls && { tls: options.tls }),
       });
     }
-    return await Daemon.start(options, platform, ownership, observability);
+    return await Daemon.start(options, platform, ownership, observability, inherited);
   } catch (error) {
     observability?.close();
     ownership.release();
@@ -199,12 +218,29 @@ function restoreJournals(parts: Parts, config: ConfigStore, log: Logger): void {
   const { graceMs, maxOutputBytes } = config.get();
   const { interrupted, adopted } = jobs.restore(maxOutputBytes);
   killOrphanedGroups(interrupted, processes, graceMs, log);
-  for (const job of adopted) followAdopted(job, processes, maxOutputBytes, log);
+  // A job handed across an upgrade in place is this process's child: its real exit status is reaped.
+  for (const job of adopted) followAdopted(job, processes, maxOutputBytes, log, adoptedProbe(job, graceMs));
+  const followed = new Set(adopted.map((job) => job.id));
+  for (const pipe of handedOver()?.pipes ?? []) if (!followed.has(pipe.jobId)) closeFd(pipe.fd);
   if (adopted.length > 0) log.info({ adopted: adopted.map((job) => job.id) }, 'adopted running jobs');
   parts.terminals.restore();
   const orphanedRuns = killOrphanedRuns(parts.runJournal.open(), processes, graceMs, log);
   if (orphanedRuns > 0) log.info({ runs: orphanedRuns }, 'ending the foreground runs a crashed daemon left');
   processes.journalRuns(parts.runJournal);
+}
+
+/**
+ * How an adopted job's end is seen: a child of this process handed across an upgrade in place is
+ * reaped (its pipes, if handed over too, read on into its logs); another only seen gone.
+ */
+function adoptedProbe(job: Job, graceMs: number): AdoptedProbe | undefined {
+  if (!isOwnChild(job.pid)) return undefined;
+  const pipes = handedOver()?.pipes.filter((pipe) => pipe.jobId === job.id) ?? [];
+  if (pipes.length === 0) return childProbe;
+  const handed = new HandedPipes(job, pipes);
+  // A next upgrade hands them on again.
+  job.detachPipes = handed.detach;
+  return pipedChildProbe(handed, graceMs);
 }
 
 /** A daemon that owns its state dir: its context, its listeners, its shutdown. */
@@ -227,6 +263,7 @@ class Daemon implements RunningDaemon {
     platform: PlatformFacts,
     ownership: Ownership,
     observability: Observability | undefined,
+    inherited: readonly number[],
   ): Promise<Daemon> {
     // The probes are child processes: they run while the configuration, journals and terminals load.
     const terminalsUnavailable = probePty().catch((error: Error) => `cannot open a PTY: ${error.message}`);
@@ -244,6 +281,7 @@ class Daemon implements RunningDaemon {
     boundLogFile(options.log, () => config.get());
     const parts = assembleParts(options, config, paths);
     restoreJournals(parts, config, options.log);
+    reapStrayChildren(inherited, new Set(parts.jobs.live().map((job) => job.pid)));
     const spill = new SpillSweeper(paths.spill, openSpillFiles, () => config.get(), options.log);
     const context: DaemonContext = {
       version: VERSION,
@@ -276,6 +314,7 @@ class Daemon implements RunningDaemon {
       requestsHandled: 0,
       requestShutdown: (reason, shutdownOptions) => daemon.requestShutdown(reason, shutdownOptions),
       noteKeepJobs: () => (daemon.keepJobsRequested = true),
+      requestUpgrade: (caller) => daemon.upgrade(caller),
       nextRunName: nameRuns(),
     };
     // Keyed starts of the jobs the journal kept still answer their job (docs/reconnect.md).
@@ -302,27 +341,59 @@ class Daemon implements RunningDaemon {
 
   /** Starts a graceful shutdown and resolves when it is complete; never rejects (a failed step is logged). */
   shutdown(reason: string, options: ShutdownOptions = {}): Promise<void> {
-    this.shutdownPromise ??= shutDown(
-      {
-        context: this.context,
-        connections: [...this.connections],
-        listener: this.listener,
-        network: this.network,
-        observability: this.observability,
-        runJournal: this.runJournal,
-        spill: this.spill,
-        ownership: this.ownership,
-        stopTimers: () => this.stopTimers.forEach((stop) => stop()),
-      },
-      reason,
-      this.keepJobsRequested || options.keepJobs === true,
-    )
+    this.shutdownPromise ??= shutDown(this.parts(), reason, this.keepJobsRequested || options.keepJobs === true)
       .catch((error: unknown) => {
         // E.g. the final journal compaction on a full disk: the process must still exit.
         this.context.log.error({ reason, err: error }, 'shutdown failed');
       })
       .finally(() => this.markClosed());
     return this.shutdownPromise;
+  }
+
+  /** The parts a shutdown or an upgrade in place ends. */
+  private parts() {
+    return {
+      context: this.context,
+      connections: [...this.connections],
+      listener: this.listener,
+      network: this.network,
+      observability: this.observability,
+      runJournal: this.runJournal,
+      spill: this.spill,
+      ownership: this.ownership,
+      stopTimers: () => this.stopTimers.forEach((stop) => stop()),
+    };
+  }
+
+  /**
+   * `daemon/upgrade` (daemon/upgrade/upgrade.ts): nothing changes unless the new program loads; then
+   * the daemon winds down keeping its jobs, answers, and execs. Should the exec itself fail, the
+   * daemon ends as a `keepJobs` shutdown does (its jobs are adopted by the next daemon).
+   */
+  async upgrade(caller: ClientConnection): Promise<{ pid: number; version: string; program: string } | ExecdError> {
+    if (this.shutdownPromise) return new ExecdError('SHUTTING_DOWN', 'the daemon is already shutting down');
+    const prepared = await prepareUpgrade(this.parts());
+    if (prepared instanceof ExecdError) return prepared;
+    let finish: () => void = () => {};
+    // A signal meanwhile waits for the exec: the upgrade is the shutdown of this program.
+    this.shutdownPromise = new Promise<void>((resolve) => (finish = resolve));
+    await windDown(this.parts(), caller, prepared);
+    setImmediate(() => {
+      this.execNow(prepared, caller, finish).catch((error: unknown) =>
+        this.context.log.error({ err: error }, 'the upgrade in place failed'),
+      );
+    });
+    return { pid: process.pid, version: prepared.version, program: prepared.program };
+  }
+
+  /** Once the caller has its answer: execs; should that fail, shuts down keeping the jobs. */
+  private async execNow(prepared: PreparedUpgrade, caller: ClientConnection, finish: () => void): Promise<void> {
+    await flushCaller(caller);
+    const failure = execNewProgram(prepared, this.context);
+    this.context.log.error({ reason: failure }, 'the upgrade in place failed at exec: shutting down, keeping the jobs');
+    this.shutdownPromise = undefined;
+    await this.shutdown('upgrade failed at exec', { keepJobs: true });
+    finish();
   }
 
   /** What a handler calls: starts the shutdown without waiting for it. */
@@ -358,6 +429,7 @@ class Daemon implements RunningDaemon {
   private async listen(): Promise<void> {
     const { context, options } = this;
     const accept = acceptPath(context, this.connections, HANDLERS);
+    const handed = handedOver()?.listeners ?? [];
     try {
       if (options.listen?.length) {
         const listenerContext = {
@@ -365,10 +437,21 @@ class Daemon implements RunningDaemon {
           handshakeTimeoutMs: () => context.config.get().handshakeTimeoutMs,
           admission: new NetworkAdmission(() => context.config.get()),
         };
-        this.network = await openNetworkListeners(options.listen, options.tls ?? {}, listenerContext, accept);
+        this.network = await openNetworkListeners(
+          options.listen,
+          options.tls ?? {},
+          listenerContext,
+          accept,
+          handed.filter((listener) => listener.kind === 'network').map((listener) => listener.fd),
+        );
         context.listenerUrls.push(...this.network.urls);
       }
-      this.listener = await listenPrivately(options.socketPath, context.platform, accept);
+      this.listener = await listenPrivately(
+        options.socketPath,
+        context.platform,
+        accept,
+        handed.find((listener) => listener.kind === 'socket' && listener.path === options.socketPath)?.fd,
+      );
     } catch (error) {
       this.network?.close();
       this.stopTimers.forEach((stop) => stop());

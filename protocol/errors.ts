@@ -20,6 +20,8 @@ export const ErrorCodes = {
   OUTPUT_REMOVED: -32013,
   /** A resource limit (docs/limits.md) that no cgroup controller here can enforce; the message names it. */
   LIMIT_UNAVAILABLE: -32014,
+  /** `daemon/upgrade` could not start the new program; the daemon serves on unchanged. The message says why. */
+  UPGRADE_FAILED: -32015,
   /** File methods (docs/files.md): nothing at the path. */
   FS_NOT_FOUND: -32020,
   /** Something is already at the path. */

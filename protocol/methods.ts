@@ -488,6 +488,15 @@ export const DaemonShutdown = request<{ ok: true }>()('daemon/shutdown', (z) =>
   z.strictObject({ keepJobs: z.boolean({ error: 'must be a boolean' }).optional() }).optional(),
 );
 
+/**
+ * `daemon/upgrade` (admin, docs/deployment.md): the daemon replaces its program in place with the
+ * one at its path now, under the same pid, keeping its listeners and running jobs. Answered just
+ * before the exec with the new program's version; the connection then closes.
+ */
+export const DaemonUpgrade = request<{ pid: number; version: string; program: string }>()('daemon/upgrade', (z) =>
+  z.strictObject({}).optional(),
+);
+
 const renderOptions = (z: Zod) => ({
   /** Escalation targets wider than the run's mode: a denial then carries the escalation hint line. */
   escalationTargets: z.array(sandboxModeSchema()).optional(),
@@ -537,6 +546,7 @@ export const ALL_REQUESTS = [
   ConfigSet,
   DaemonStatus,
   DaemonShutdown,
+  DaemonUpgrade,
   RenderResult,
   RenderJobRead,
   ...FS_REQUESTS,

@@ -106,6 +106,10 @@ const COMMANDS: Record<string, Command> = {
     summary: 'shut the daemon down gracefully',
     load: async () => import('./stop.js').then((m) => ({ help: m.STOP_HELP, run: m.stopCommand })),
   },
+  upgrade: {
+    summary: 'upgrade the daemon in place (same pid), keeping its listeners and jobs',
+    load: async () => import('./upgrade.js').then((m) => ({ help: m.UPGRADE_HELP, run: m.upgradeCommand })),
+  },
 };
 
 const HELP = `usage: execd [--socket PATH] [--state-dir DIR] <command> [options]

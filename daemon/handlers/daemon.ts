@@ -1,7 +1,7 @@
-/** `daemon/status` and `daemon/shutdown`. */
+/** `daemon/status`, `daemon/shutdown` and `daemon/upgrade`. */
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { DaemonShutdown, DaemonStatus } from '../../protocol/methods.js';
+import { DaemonShutdown, DaemonStatus, DaemonUpgrade } from '../../protocol/methods.js';
 import type { DaemonStatusResult } from '../../protocol/types.js';
 import { readMemoryUse } from '../../shared/proc.js';
 import { requireAdmin } from '../sessions/admin.js';
@@ -123,5 +123,11 @@ export const daemonHandlers = [
     if (keepJobs) daemon.noteKeepJobs();
     setImmediate(() => daemon.requestShutdown(reason, { keepJobs }));
     return { ok: true as const };
+  }),
+
+  handler(DaemonUpgrade, (_params, { daemon, conn }) => {
+    const refused = requireAdmin(conn, 'daemon/upgrade');
+    if (refused) return refused;
+    return daemon.requestUpgrade(conn);
   }),
 ];

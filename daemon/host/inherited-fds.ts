@@ -22,21 +22,22 @@ function ipcChannelFd(): number | undefined {
 }
 
 /**
- * Closes every descriptor above 2 that is not close-on-exec, but Node's IPC channel. Returns the
- * descriptors closed. Without `/proc` (not Linux) nothing is known and nothing closed.
+ * Closes every descriptor above 2 that is not close-on-exec, but Node's IPC channel and `keep` (the
+ * listeners an upgrade in place handed over). Returns the descriptors closed. Without `/proc` (not
+ * Linux) nothing is known and nothing closed.
  */
-export function closeInheritedFds(): number[] {
+export function closeInheritedFds(keep: readonly number[] = []): number[] {
   let names: string[];
   try {
     names = readdirSync('/proc/self/fdinfo');
   } catch {
     return [];
   }
-  const keep = ipcChannelFd();
+  const channel = ipcChannelFd();
   const closed: number[] = [];
   for (const name of names) {
     const fd = Number(name);
-    if (!Number.isInteger(fd) || fd <= 2 || fd === keep) continue;
+    if (!Number.isInteger(fd) || fd <= 2 || fd === channel || keep.includes(fd)) continue;
     let info: string;
     try {
       info = readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8');

@@ -8,10 +8,11 @@
 import { openSpillFiles } from '../../spill/spill-file.js';
 import { groupAlive } from '../processes/group-signals.js';
 import { terminateGroup } from '../processes/terminate.js';
-import { HAS_PROC } from '../../shared/proc.js';
+import { HAS_PROC, readProcStat } from '../../shared/proc.js';
 import type { Logger } from '../log/logger.js';
 import type { ProcessRegistry } from '../processes/process-registry.js';
 import type { Job } from './job.js';
+import type { JobOutcome } from './settlement.js';
 import { GrowingLogFileStream, LogFileStream, fileSize } from './job-streams.js';
 import { journaledGroupOurs } from './recovery.js';
 
@@ -27,7 +28,23 @@ export type Adoption = 'adopt' | 'ended' | 'not-ours';
  */
 export function adoptionOf(job: Job): Adoption {
   if (!HAS_PROC || !journaledGroupOurs(job.pid, job.procStartTime)) return 'not-ours';
+  // A child of this very process (handed across an upgrade in place) is adopted even as a zombie:
+  // its exit status waits to be reaped here (docs/reconnect.md).
+  if (isOwnChild(job.pid)) return 'adopt';
   return groupAlive(job.pid) ? 'adopt' : 'ended';
+}
+
+/** True when `pid` is a child of this process (an upgrade in place keeps the jobs its children). */
+export function isOwnChild(pid: number): boolean {
+  return readProcStat(pid)?.ppid === process.pid;
+}
+
+/** How an adopted job's group is checked: `running`, or the outcome it settles with. */
+export type AdoptedProbe = (job: Job, killRequested: boolean) => 'running' | JobOutcome;
+
+/** The probe of a job that is not this process's child: its end is seen, its status is not. */
+export function groupProbe(job: Job, killRequested: boolean): 'running' | JobOutcome {
+  return groupAlive(job.pid) ? 'running' : { kind: 'adopted-ended', killRequested };
 }
 
 /** Reads an adopted job's streams from its growing log files. */
@@ -38,7 +55,13 @@ export function growingStreams(job: Job, windowBytes: number): void {
 }
 
 /** Follows an adopted job until its group is gone, then settles it; `job.killTree` kills the group. */
-export function followAdopted(job: Job, processes: ProcessRegistry, windowBytes: number, log: Logger): void {
+export function followAdopted(
+  job: Job,
+  processes: ProcessRegistry,
+  windowBytes: number,
+  log: Logger,
+  probe: AdoptedProbe = groupProbe,
+): void {
   const pgid = job.pid;
   const group = processes.track({ pgid, sessionId: job.ownerSession, kind: 'job' });
   // Its process writes its logs: the spill sweep must count them open, as a live job's.
@@ -47,7 +70,8 @@ export function followAdopted(job: Job, processes: ProcessRegistry, windowBytes:
   let killing: Promise<void> | undefined;
   job.killTree = (graceMs) => (killing ??= terminateGroup(pgid, graceMs));
   const timer = setInterval(() => {
-    if (groupAlive(pgid)) return;
+    const outcome = probe(job, job.killRequested || killing !== undefined);
+    if (outcome === 'running') return;
     stop();
     processes.untrack(group);
     // Nothing writes the logs any more: their size is final.
@@ -60,7 +84,7 @@ export function followAdopted(job: Job, processes: ProcessRegistry, windowBytes:
         windowBytes,
       );
     }
-    job.settle({ kind: 'adopted-ended', killRequested: job.killRequested || killing !== undefined });
+    job.settle(outcome);
     log.info({ jobId: job.id, pgid, status: job.status }, 'adopted job ended');
   }, ADOPTED_POLL_MS);
   timer.unref();

@@ -107,12 +107,18 @@ export async function killAllJobs(table: JobTable, graceMs: number): Promise<voi
  * untracked so no later step kills it. The others (a sandbox runner's stderr through a pipe, a
  * job being stopped or not spawned yet) are killed as at any shutdown. Resolves with the kept.
  */
-export async function keepOrKillJobs(table: JobTable, processes: ProcessRegistry, graceMs: number): Promise<Job[]> {
+export async function keepOrKillJobs(
+  table: JobTable,
+  processes: ProcessRegistry,
+  graceMs: number,
+  /** Keeps also a job whose output the daemon reads, when this takes it over (an upgrade in place hands its pipes on). */
+  takeOver?: (job: Job) => boolean,
+): Promise<Job[]> {
   const kept: Job[] = [];
   const doomed: Job[] = [];
   for (const job of table.live()) {
     const keepable = job.status === 'running' && !job.held && job.pid > 0 && job.killTree !== undefined;
-    (keepable && writesItsOwnLogs(job) ? kept : doomed).push(job);
+    (keepable && (writesItsOwnLogs(job) || takeOver?.(job) === true) ? kept : doomed).push(job);
   }
   for (const job of kept) {
     job.kept = true;

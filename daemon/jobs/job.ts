@@ -45,6 +45,11 @@ export class Job {
    * params (journaled), so a restarted daemon still answers its repeat with this job (docs/reconnect.md).
    */
   requestKey: { key: string; fingerprint: string } | undefined;
+  /**
+   * Set while a running job's output flows through pipes the daemon reads: stops reading them and
+   * returns a copy of each descriptor, for an upgrade in place (daemon/upgrade/job-pipes.ts).
+   */
+  detachPipes: (() => Array<{ stream: 'stdout' | 'stderr'; fd: number }> | string) | undefined;
   /** Stops following an adopted job's process group (set while a restarted daemon follows it). */
   unfollow: (() => void) | undefined;
   /** Whether the job was brought back from the journal by a restarted daemon. */

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { once } from 'node:events';
 import type { Config } from '../../protocol/config.js';
 import type { CollectedOutput, ExecSpec } from '../../protocol/types.js';
+import { pipeDetacher, type ReadPipe } from '../upgrade/job-pipes.js';
 import { OutputCollector } from '../../spill/collector.js';
 import { FileCapture, openFileCapture } from '../../spill/file-capture.js';
 import { failureText } from '../../spill/spill-file.js';
@@ -261,7 +262,20 @@ async function watchJob(
       plan.onStderr?.(chunk);
     });
   }
+  // An upgrade in place hands these pipes to the next program instead of killing the job.
+  const pipes: ReadPipe[] = [];
+  if (stdout instanceof OutputCollector && child.stdout)
+    pipes.push({ stream: 'stdout', pipe: child.stdout, sink: (chunk) => stdout.write(chunk) });
+  if (stderrCapture instanceof OutputCollector && child.stderr) {
+    const sink = (chunk: Buffer) => {
+      stderrCapture.write(chunk);
+      plan.onStderr?.(chunk);
+    };
+    pipes.push({ stream: 'stderr', pipe: child.stderr, sink });
+  }
+  if (pipes.length > 0) job.detachPipes = pipeDetacher(pipes);
   const [rawExitCode, rawSignal] = (await once(child, 'exit')) as [number | null, NodeJS.Signals | null];
+  job.detachPipes = undefined;
   if (child.lost !== undefined) {
     // Its exit cannot be observed: the group was killed, and the job failed rather than ended.
     await terminateGroup(pid, 0);

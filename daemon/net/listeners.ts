@@ -85,6 +85,8 @@ export function listenerUrl(spec: ListenSpec, server: Server): string {
 export interface NetworkListeners {
   /** Each listener's bound address (`tls://10.0.0.2:7000`). */
   urls: string[];
+  /** The servers, in the order of their specs (an upgrade in place hands their descriptors over). */
+  servers: Server[];
   /** Stops accepting; open connections are the caller's to close. */
   close(): void;
 }
@@ -173,39 +175,44 @@ function createListener(
   return server;
 }
 
-function listen(server: Server, spec: ListenSpec): Promise<void> {
+function listen(server: Server, spec: ListenSpec, fd: number | undefined): Promise<void> {
   return new Promise((resolve, reject) => {
     const failed = (error: NodeJS.ErrnoException) =>
       reject(new Error(`cannot listen on ${spec.scheme}://${spec.host}:${spec.port}: ${error.code ?? error.message}`));
     server.once('error', failed);
-    server.listen(spec.port, spec.host, () => {
+    const ready = () => {
       server.off('error', failed);
       // An accept error later (EMFILE…) must not bring the daemon down.
       server.on('error', (error) => void error);
       resolve();
-    });
+    };
+    // A listener an upgrade in place handed over is bound already.
+    if (fd === undefined) server.listen(spec.port, spec.host, ready);
+    else server.listen({ fd }, ready);
   });
 }
 
 /**
  * Opens every listener, all or none: rejects with a one-line reason (unreadable material, a port
- * in use) after closing the ones already open.
+ * in use) after closing the ones already open. `fds`, in the order of `specs`: descriptors an
+ * upgrade in place handed over, listened on instead of binding.
  */
 export async function openNetworkListeners(
   specs: readonly ListenSpec[],
   files: TlsFiles,
   context: ListenerContext,
   onConnection: AcceptConnection,
+  fds: readonly number[] = [],
 ): Promise<NetworkListeners> {
   const refusal = checkTlsFiles(specs, files);
   if (refusal) throw new Error(refusal);
   const servers: Server[] = [];
   const urls: string[] = [];
   try {
-    for (const spec of specs) {
+    for (const [index, spec] of specs.entries()) {
       const server = createListener(spec, files, context, onConnection);
       servers.push(server);
-      await listen(server, spec);
+      await listen(server, spec, fds[index]);
       urls.push(listenerUrl(spec, server));
     }
   } catch (error) {
@@ -214,6 +221,7 @@ export async function openNetworkListeners(
   }
   return {
     urls,
+    servers,
     close: () => {
       for (const server of servers) server.close();
     },

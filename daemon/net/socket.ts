@@ -28,14 +28,16 @@ export interface PrivateListener {
 
 /**
  * Listens at `path`, whose ownership the caller holds; rejects with a one-line reason when the
- * place is unsafe or taken.
+ * place is unsafe or taken. With `fd` (a socket an upgrade in place handed over, bound to `path`
+ * already) it listens on that descriptor instead of binding.
  */
 export async function listenPrivately(
   path: string,
   platform: PlatformFacts,
   onConnection: (socket: Socket) => void,
+  fd?: number,
 ): Promise<PrivateListener> {
-  if (platform.socketIsFile) {
+  if (platform.socketIsFile && fd === undefined) {
     const refusal = checkSocketDir(path, platform);
     if (refusal) throw new Error(refusal);
     if (existsSync(path)) {
@@ -50,7 +52,7 @@ export async function listenPrivately(
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(path, () => {
+      server.listen(fd === undefined ? path : { fd }, () => {
         server.off('error', reject);
         resolve();
       });

@@ -33,6 +33,8 @@ export interface TestDaemonOptions {
   extraArgs?: string[];
   /** A command that execs the daemon's argv appended to it (e.g. to start it in a namespace). */
   launcher?: string[];
+  /** The `execd` entry to run (default: the built bundle's `CLI`). */
+  cli?: string;
 }
 
 /** A daemon started for a test. */
@@ -76,7 +78,7 @@ export async function startDaemon(options: TestDaemonOptions = {}): Promise<Test
   const dir = mkdtempSync(join(tmpdir(), 'execd-test-'));
   const socketPath = options.socketPath ?? join(dir, 'run', 'execd.sock');
   const stateDir = options.stateDir ?? join(dir, 'state');
-  const args = [CLI, 'serve', '--socket', socketPath, '--state-dir', stateDir, '--log-level', 'debug'];
+  const args = [options.cli ?? CLI, 'serve', '--socket', socketPath, '--state-dir', stateDir, '--log-level', 'debug'];
   for (const [key, value] of Object.entries(options.config ?? {}))
     args.push('--config', `${key}=${JSON.stringify(value)}`);
   args.push(...(options.extraArgs ?? []));

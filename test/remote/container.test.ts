@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { connect } from '../../client/connect.js';
 import type { ExecdClient as Client } from '../../client/index.js';
-import { SessionOpen, ShellStart } from '../../protocol/methods.js';
+import { DaemonShutdown, JobList, JobPeek, JobRead, JobWait, SessionOpen, ShellStart } from '../../protocol/methods.js';
 import { waitFor } from '../helpers/wait.js';
 import {
   BASE_IMAGE,
@@ -94,6 +94,72 @@ async function containerFacts(client: Client, sessionId: string) {
   return facts.stdout.text;
 }
 
+/** A container of the runtime image with its own command (a TLS listener on a published port). */
+interface RuntimeContainer {
+  name: string;
+  workspace: string;
+  stateDir: string;
+  client: Client;
+  /** Connects again (the published port after a restart of the container), `admin` with the admin token. */
+  connect: (admin?: boolean) => Promise<Client>;
+}
+
+/** Runs the runtime image as users do (its user, tini, `execd serve` on TLS) and connects to it. */
+async function runRuntimeImage(): Promise<RuntimeContainer> {
+  const base = scratch('execd-ct-');
+  const workspace = ownedDir(join(base, 'ws'));
+  const volume = ownedDir(join(base, 'var'));
+  const stateDir = ownedDir(join(volume, 'state'), 0o700);
+  ownedDir(join(volume, 'run'), 0o700);
+  const tlsDir = ownedDir(join(base, 'tls'));
+  const pki = tlsMaterial(tlsDir, ['127.0.0.1']);
+  for (const [from, to] of [
+    [pki.server.cert, 'tls.crt'],
+    [pki.server.key, 'tls.key'],
+    [pki.clientCa.cert, 'client-ca.crt'],
+  ] as const) {
+    writeFileSync(join(tlsDir, to), readFileSync(from), { mode: 0o600 });
+    chownSync(join(tlsDir, to), UID, UID);
+  }
+  const name = `execd-ct-${process.pid}-${Date.now()}`;
+  // Registered first: a container that was created but failed to start is removed too.
+  onTestFinished(() => podmanQuietly(['rm', '--force', '--time', '0', name]));
+  podman([
+    'run',
+    '--detach',
+    '--name',
+    name,
+    // podman here needs explicit limits, below this process's own hard ones.
+    '--ulimit',
+    `nofile=${limit('n')}:${limit('n')}`,
+    '--ulimit',
+    `nproc=${limit('u')}:${limit('u')}`,
+    '--volume',
+    `${tlsDir}:/etc/execd/tls:ro`,
+    '--volume',
+    `${volume}:/var/lib/execd`,
+    '--volume',
+    `${workspace}:${workspace}`,
+    '--publish',
+    '127.0.0.1::7443',
+    // The image's own user, entrypoint (tini) and command (`execd serve` on TLS).
+    images.runtime,
+  ]);
+  const connectAgain = async (admin = false) => {
+    const port = /:(\d+)\s*$/.exec(podman(['port', name, '7443/tcp']).trim())![1]!;
+    await waitFor(() => existsSync(join(stateDir, 'token')), 'the token', { timeoutMs: 60_000 });
+    return connectWhenUp(`tls://127.0.0.1:${port}`, {
+      ca: pem(pki.ca.cert),
+      cert: pem(pki.client.cert),
+      key: pem(pki.client.key),
+      token: readFileSync(join(stateDir, 'token'), 'utf8').trim(),
+      ...(admin && { admin: true, adminToken: readFileSync(join(stateDir, 'admin-token'), 'utf8').trim() }),
+      clientName: 'container-test',
+    });
+  };
+  return { name, workspace, stateDir, client: await connectAgain(), connect: connectAgain };
+}
+
 /** Every build of the test file shares these images. */
 let images: BuiltImages;
 
@@ -112,55 +178,8 @@ describe('the images deploy/Dockerfile builds, run with the runtime defaults as 
     'the runtime image: auto chooses Landlock, and every confined mode enforces what it claims',
     { timeout: 180_000 },
     async () => {
-      const base = scratch('execd-ct-');
-      const workspace = ownedDir(join(base, 'ws'));
-      const volume = ownedDir(join(base, 'var'));
-      const stateDir = ownedDir(join(volume, 'state'), 0o700);
-      ownedDir(join(volume, 'run'), 0o700);
-      const tlsDir = ownedDir(join(base, 'tls'));
-      const pki = tlsMaterial(tlsDir, ['127.0.0.1']);
-      for (const [from, to] of [
-        [pki.server.cert, 'tls.crt'],
-        [pki.server.key, 'tls.key'],
-        [pki.clientCa.cert, 'client-ca.crt'],
-      ] as const) {
-        writeFileSync(join(tlsDir, to), readFileSync(from), { mode: 0o600 });
-        chownSync(join(tlsDir, to), UID, UID);
-      }
-      const name = `execd-ct-${process.pid}-${Date.now()}`;
-      // Registered first: a container that was created but failed to start is removed too.
-      onTestFinished(() => podmanQuietly(['rm', '--force', '--time', '0', name]));
       const started = performance.now();
-      podman([
-        'run',
-        '--detach',
-        '--name',
-        name,
-        // podman here needs explicit limits, below this process's own hard ones.
-        '--ulimit',
-        `nofile=${limit('n')}:${limit('n')}`,
-        '--ulimit',
-        `nproc=${limit('u')}:${limit('u')}`,
-        '--volume',
-        `${tlsDir}:/etc/execd/tls:ro`,
-        '--volume',
-        `${volume}:/var/lib/execd`,
-        '--volume',
-        `${workspace}:${workspace}`,
-        '--publish',
-        '127.0.0.1::7443',
-        // The image's own user, entrypoint (tini) and command (`execd serve` on TLS).
-        images.runtime,
-      ]);
-      const port = /:(\d+)\s*$/.exec(podman(['port', name, '7443/tcp']).trim())![1]!;
-      await waitFor(() => existsSync(join(stateDir, 'token')), 'the token', { timeoutMs: 60_000 });
-      const client = await connectWhenUp(`tls://127.0.0.1:${port}`, {
-        ca: pem(pki.ca.cert),
-        cert: pem(pki.client.cert),
-        key: pem(pki.client.key),
-        token: readFileSync(join(stateDir, 'token'), 'utf8').trim(),
-        clientName: 'container-test',
-      });
+      const { client, workspace } = await runRuntimeImage();
       const { sandbox } = client.info.capabilities;
       console.log(
         `runtime image: the daemon answered ${((performance.now() - started) / 1000).toFixed(2)} s after podman run; ${JSON.stringify(sandbox)}`,
@@ -373,6 +392,88 @@ describe('the images deploy/Dockerfile builds, run with the runtime defaults as 
       expect(metrics.text).toMatch(/^execd_commands_total\{kind="run",mode="workspace-write",result="denied"\} 1$/m);
       expect(metrics.text).toMatch(/^execd_sandbox_denials_total\{mode="workspace-write"\} 1$/m);
       expect(metrics.text).toMatch(/^execd_connections\{transport="tls"\} [1-9]/m);
+    },
+  );
+
+  it(
+    'an upgrade in place under tini: same pid, a confined and an unconfined job read on without a gap and end with their exit code; a job the container took down reads lost',
+    { timeout: 240_000 },
+    async () => {
+      const { name, client, workspace, connect: connectAgain } = await runRuntimeImage();
+      const sandbox = { mode: 'workspace-write' as const, escalationTargets: ['danger-full-access' as const] };
+      await client.call(SessionOpen, { sessionId: 'u1', cwd: workspace, sandbox });
+      const before = client.info.daemon;
+      // One confined job (the session's mode: Landlock here, its two streams through pipes), one not.
+      const command = 'for i in $(seq 1 60); do echo "line $i"; echo "err $i" >&2; sleep 0.1; done; exit 7';
+      const confined = await client.call(ShellStart, { sessionId: 'u1', command });
+      const free = await client.call(ShellStart, {
+        sessionId: 'u1',
+        command,
+        sandboxPolicy: { mode: 'danger-full-access' },
+      });
+      const jobs = [confined.jobId, free.jobId];
+      for (const jobId of jobs)
+        await waitFor(
+          async () => (await client.call(JobPeek, { sessionId: 'u1', jobId })).stderr.text.includes('err 3\n'),
+          `${jobId} to count to 3`,
+        );
+      const early = await Promise.all(jobs.map((jobId) => client.call(JobRead, { sessionId: 'u1', jobId })));
+      // The CLI in the container, as docs/deployment.md shows it.
+      const upgraded = podman(['exec', name, 'execd', 'upgrade']);
+      console.log(`upgrade in place: ${upgraded.trim()}`);
+      expect(upgraded).toMatch(new RegExp(`^execd daemon upgraded in place \\(pid ${before.pid}\\)`));
+      const after = await waitFor(
+        async () => {
+          const next = await connectAgain();
+          if (next.info.daemon.startedAt !== before.startedAt) return next;
+          next.close();
+          return undefined;
+        },
+        'the upgraded daemon',
+        { timeoutMs: 60_000 },
+      );
+      console.log(
+        `upgrade in place: pid ${before.pid} -> ${after.info.daemon.pid}, container running: ${podman(['inspect', '--format', '{{.State.Running}}', name]).trim()}`,
+      );
+      expect(after.info.daemon.pid).toBe(before.pid);
+      await after.call(SessionOpen, { sessionId: 'u1', cwd: workspace, sandbox });
+      const listed = await after.call(JobList, { sessionId: 'u1' });
+      expect(listed.map((job) => [job.id, job.status])).toEqual(jobs.map((jobId) => [jobId, 'running']));
+      for (const [index, jobId] of jobs.entries()) {
+        const settled = await after.call(JobWait, { sessionId: 'u1', jobId, timeoutMs: 30_000 });
+        expect(settled).toMatchObject({ status: 'completed', exitCode: 7 });
+        const rest = await after.call(JobRead, { sessionId: 'u1', jobId });
+        const text = early[index]!.delta + rest.delta;
+        const lines = (prefix: string) =>
+          [...text.matchAll(new RegExp(`^${prefix} (\\d+)$`, 'gm'))].map((match) => Number(match[1]));
+        console.log(
+          `upgrade in place: ${jobId} (${settled.sandbox?.enforcement ?? 'unconfined'}): ${early[index]!.delta.split('\n').length - 1} lines read before, ${lines('line').length} + ${lines('err').length} in all`,
+        );
+        const all = Array.from({ length: 60 }, (_, n) => n + 1);
+        expect(lines('line')).toEqual(all);
+        expect(lines('err')).toEqual(all);
+      }
+      expect((await after.call(JobList, { sessionId: 'u1' }))[0]?.sandbox).toMatchObject({ enforcement: 'landlock' });
+
+      // A job kept by a stop dies with the container (tini exits with the daemon): the next daemon says lost.
+      const doomed = await after.call(ShellStart, {
+        sessionId: 'u1',
+        command: 'sleep 300',
+        sandboxPolicy: { mode: 'danger-full-access' },
+      });
+      const stopper = await connectAgain(true);
+      await stopper.call(DaemonShutdown, { keepJobs: true });
+      await waitFor(
+        () => podman(['inspect', '--format', '{{.State.Running}}', name]).trim() === 'false',
+        'the container to stop',
+        { timeoutMs: 60_000 },
+      );
+      podman(['start', name]);
+      const restarted = await connectAgain();
+      await restarted.call(SessionOpen, { sessionId: 'u1', cwd: workspace, sandbox });
+      const lost = (await restarted.call(JobList, { sessionId: 'u1' })).find((job) => job.id === doomed.jobId);
+      console.log(`after the container restart: ${doomed.jobId} ${lost?.status} (${lost?.detail})`);
+      expect(lost).toMatchObject({ status: 'lost', exitCode: null });
     },
   );
 });
