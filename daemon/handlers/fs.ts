@@ -151,7 +151,8 @@ async function addWatch(
     dirs,
   });
   onCounted();
-  return { watchId: await adding };
+  const watchId = await adding;
+  return watchId instanceof ExecdError ? watchId : { watchId };
 }
 
 /** Handlers of the file methods. */
