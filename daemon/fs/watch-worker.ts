@@ -53,7 +53,8 @@ const KIND = {
   unlinkDir: 'removed',
 } as const;
 
-const { coalesceMs, maxQueue } = workerData as WatchWorkerData;
+// Null where the module is merely imported (not as the watch thread): nothing here runs then.
+const { coalesceMs, maxQueue } = (workerData as WatchWorkerData | null) ?? { coalesceMs: 0, maxQueue: 0 };
 const watches = new Map<string, Watch>();
 
 function post(report: WatchReport): void {
