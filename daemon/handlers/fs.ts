@@ -158,7 +158,9 @@ async function addWatch(
 /** Handlers of the file methods. */
 export const fsHandlers = [
   fsHandler(FsStat, (call, params) => statPath(call, params.path)),
-  fsHandler(FsList, (call, params) => listPath(call, params)),
+  fsHandler(FsList, (call, params, ctx) =>
+    listPath(call, params, { store: fsServiceOf(ctx.daemon).listings, sessionId: params.sessionId }),
+  ),
   fsHandler(FsRead, async (call, params, ctx) => counted(ctx, 'read', await readPath(call, params))),
   fsHandler(FsWrite, async (call, params, ctx) =>
     counted(ctx, 'write', await writePath(call, params), base64Bytes(params.data)),
