@@ -25,6 +25,7 @@ const ENTRIES = [
   'daemon/executor/spawn-worker.js',
   'daemon/terminals/screen-worker.js',
   'daemon/waits/regex-worker.js',
+  'daemon/fs/watch-worker.js',
   'daemon/sandbox/landlock-launcher.js',
   'daemon/sandbox/confined-worker.js',
 ];

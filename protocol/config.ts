@@ -79,6 +79,8 @@ const configFields = (z: Zod) => ({
   maxRequestKeysPerSession: positiveInt(),
   /** Bytes of remembered answers (their JSON) per session; past it the oldest answered ones are forgotten. */
   maxRequestKeyBytesPerSession: positiveInt(),
+  /** Bytes of remembered answers across all sessions; past it the oldest answers are dropped, their keys kept. */
+  maxRequestKeyBytes: positiveInt(),
   /** How long a keyed `shell/run` or `terminal/run` outlives its closed connection, waiting to be collected; 0: aborted at once. */
   reconnectGraceMs: z
     .number({ error: 'must be a number from 0' })
@@ -187,6 +189,7 @@ export const DEFAULT_CONFIG: Config = Object.freeze({
   requestKeyRetentionMs: 600_000,
   maxRequestKeysPerSession: 1_000,
   maxRequestKeyBytesPerSession: 8 * 1024 * 1024,
+  maxRequestKeyBytes: 64 * 1024 * 1024,
   reconnectGraceMs: 30_000,
   maxWatchesPerSession: 32,
   maxWatchedDirsPerSession: 10_000,

@@ -5,6 +5,7 @@
  */
 import type { DaemonContext } from '../context.js';
 import { TransferTable } from './transfers.js';
+import { ListSnapshots } from './list-snapshots.js';
 import { removeAbandonedUploads } from './upload-journal.js';
 import { WatchTable } from './watches.js';
 
@@ -12,6 +13,8 @@ import { WatchTable } from './watches.js';
 export interface FsService {
   transfers: TransferTable;
   watches: WatchTable;
+  /** What paged `fs/list` listings keep between their pages. */
+  listings: ListSnapshots;
   /** Connections whose close already releases their transfers and watches. */
   tracked: WeakSet<object>;
 }
@@ -29,6 +32,7 @@ export function fsServiceOf(daemon: DaemonContext): FsService {
         (direction, bytes) => daemon.observer.fsBytes(direction, bytes),
       ),
       watches: new WatchTable(),
+      listings: new ListSnapshots(),
       tracked: new WeakSet(),
     };
     services.set(daemon, service);
@@ -50,20 +54,22 @@ export function trackConnection(
   });
 }
 
-/** Ends every transfer and watch of a session that closes. */
+/** Ends every transfer and watch of a session that closes, and drops its listings' kept names. */
 export async function releaseSessionFiles(daemon: DaemonContext, sessionId: string): Promise<void> {
   const service = services.get(daemon);
   if (!service) return;
+  service.listings.forgetSession(sessionId);
   await Promise.all([
     service.transfers.releaseWhere((owner) => owner.sessionId === sessionId),
     service.watches.removeWhere((watch) => watch.sessionId === sessionId),
   ]);
 }
 
-/** Ends every transfer and watch (shutdown). */
+/** Ends every transfer and watch, and drops every listing's kept names (shutdown). */
 export async function releaseAllFiles(daemon: DaemonContext): Promise<void> {
   const service = services.get(daemon);
   if (!service) return;
+  service.listings.clear();
   await Promise.all([service.transfers.releaseWhere(() => true), service.watches.removeWhere(() => true)]);
 }
 

@@ -151,13 +151,16 @@ async function addWatch(
     dirs,
   });
   onCounted();
-  return { watchId: await adding };
+  const watchId = await adding;
+  return watchId instanceof ExecdError ? watchId : { watchId };
 }
 
 /** Handlers of the file methods. */
 export const fsHandlers = [
   fsHandler(FsStat, (call, params) => statPath(call, params.path)),
-  fsHandler(FsList, (call, params) => listPath(call, params)),
+  fsHandler(FsList, (call, params, ctx) =>
+    listPath(call, params, { store: fsServiceOf(ctx.daemon).listings, sessionId: params.sessionId }),
+  ),
   fsHandler(FsRead, async (call, params, ctx) => counted(ctx, 'read', await readPath(call, params))),
   fsHandler(FsWrite, async (call, params, ctx) =>
     counted(ctx, 'write', await writePath(call, params), base64Bytes(params.data)),

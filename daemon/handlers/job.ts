@@ -152,6 +152,7 @@ async function waitJob(job: Job, params: ParamsOf<typeof JobWait>, ctx: HandlerC
   const stops: Array<() => void> = [];
   const endedBy = await waitUntil(job, until, params.timeoutMs, {
     regex: ctx.daemon.regex,
+    sessionId: params.sessionId,
     hidden: (real) => isHiddenPath(ctx.daemon, real),
     cancelled: (listener) => {
       const cancel = ctx.token.onCancellationRequested(listener);

@@ -1,9 +1,17 @@
 /**
  * The request keys each session remembers (docs/reconnect.md), with the answer each got: in flight (a
  * promise) or settled. Bounded per session in count (`maxRequestKeysPerSession`) and in answer
- * bytes (`maxRequestKeyBytesPerSession`), and in age (`requestKeyRetentionMs` after the answer).
- * Past a bound the oldest answered keys are forgotten first; keys still in flight are never
- * forgotten, so a session with that many requests in flight gets LIMIT_EXCEEDED for one more.
+ * bytes (`maxRequestKeyBytesPerSession`), across sessions in answer bytes (`maxRequestKeyBytes`),
+ * and in age (`requestKeyRetentionMs` after the answer). Keys still in flight are never forgotten,
+ * so a session with that many requests in flight gets LIMIT_EXCEEDED for one more.
+ *
+ * Past the count bound or the age the oldest answered keys are forgotten: a repeat acts again.
+ * Past a byte bound only the oldest answers are dropped (the session's own oldest for
+ * `maxRequestKeyBytesPerSession`, the daemon's oldest whatever their session for
+ * `maxRequestKeyBytes`) and the key is kept with its fingerprint: a repeat with the same params
+ * answers `LIMIT_EXCEEDED` saying the request acted once and its answer was dropped, and acts
+ * no more; with other params it is INVALID_PARAMS as ever. The newest answer is kept even when
+ * it alone passes a bound: its retry is the likely one.
  */
 import { ExecdError } from '../../protocol/errors.js';
 
@@ -19,6 +27,8 @@ export interface KeyEntry {
   bytes: number;
   /** Called when the key is sent again while the first request is in flight. */
   onRepeat?: (params: Record<string, unknown>, ctx: unknown) => void;
+  /** Set once the answer was dropped for bytes: `answer` is then the error a repeat gets. */
+  dropped?: boolean;
 }
 
 /** The bounds, read from the configuration at each use. */
@@ -26,6 +36,7 @@ export interface KeyLimits {
   requestKeyRetentionMs: number;
   maxRequestKeysPerSession: number;
   maxRequestKeyBytesPerSession: number;
+  maxRequestKeyBytes: number;
 }
 
 interface SessionKeys {
@@ -40,9 +51,21 @@ export function answerBytes(answer: unknown): number {
   return typeof json === 'string' ? Buffer.byteLength(json) : 0;
 }
 
+/** What a repeat of a key whose answer was dropped to keep within `bound` (`limit` bytes) answers. */
+export function droppedAnswer(bound: string, limit: number): ExecdError {
+  return new ExecdError(
+    'LIMIT_EXCEEDED',
+    `requestKey: this request acted once; its answer was dropped to keep remembered answers within ${bound} (${limit} bytes), and it is not acted on again`,
+  );
+}
+
 /** Every session's request keys. */
 export class RequestKeyStore {
   private readonly sessions = new Map<string, SessionKeys>();
+  /** Answered entries still holding their answer, oldest answer first, across sessions. */
+  private readonly answered = new Map<KeyEntry, SessionKeys>();
+  /** Bytes of every answer held. */
+  private totalBytes = 0;
 
   constructor(private readonly limits: () => KeyLimits) {}
 
@@ -88,28 +111,25 @@ export class RequestKeyStore {
     if (!keys) this.sessions.set(sessionId, (keys = { entries: new Map(), bytes: 0 }));
     if (keys.entries.has(key)) return;
     keys.entries.set(key, entry);
-    keys.bytes += entry.bytes;
-    const { maxRequestKeysPerSession, maxRequestKeyBytesPerSession } = this.limits();
-    this.evictSettled(
-      keys,
-      () => keys.entries.size > maxRequestKeysPerSession || keys.bytes > maxRequestKeyBytesPerSession,
-    );
+    this.hold(keys, entry, entry.bytes);
+    const { maxRequestKeysPerSession } = this.limits();
+    this.evictSettled(keys, () => keys.entries.size > maxRequestKeysPerSession);
+    this.dropForBytes(keys);
   }
 
   /** Forgets every key of a closed session. */
   forgetSession(sessionId: string): void {
+    const keys = this.sessions.get(sessionId);
+    if (!keys) return;
     this.sessions.delete(sessionId);
+    for (const entry of keys.entries.values()) this.release(keys, entry);
   }
 
   /** Keys remembered across sessions, and the bytes of their answers (for `daemon/status` and tests). */
   get usage(): { keys: number; bytes: number } {
     let keys = 0;
-    let bytes = 0;
-    for (const session of this.sessions.values()) {
-      keys += session.entries.size;
-      bytes += session.bytes;
-    }
-    return { keys, bytes };
+    for (const session of this.sessions.values()) keys += session.entries.size;
+    return { keys, bytes: this.totalBytes };
   }
 
   private settle(sessionId: string, key: string, entry: KeyEntry, bytes: number): void {
@@ -118,20 +138,59 @@ export class RequestKeyStore {
     const keys = this.sessions.get(sessionId);
     // The session was closed meanwhile, or the entry forgotten: nothing to count.
     if (keys?.entries.get(key) !== entry) return;
-    entry.bytes = bytes;
-    keys.bytes += bytes;
-    const { maxRequestKeyBytesPerSession } = this.limits();
-    // The newest answer is kept even when it alone passes the bound: its retry is the likely one.
-    this.evictSettled(keys, () => keys.bytes > maxRequestKeyBytesPerSession, entry);
+    this.hold(keys, entry, bytes);
+    // The newest answer is kept even when it alone passes a bound: its retry is the likely one.
+    this.dropForBytes(keys, entry);
   }
 
-  /** Forgets the oldest settled entries (but `keep`) while `over()` holds. */
-  private evictSettled(keys: SessionKeys, over: () => boolean, keep?: KeyEntry): void {
+  /** Counts the answer of a settled `entry` of `keys`, as the newest answer held. */
+  private hold(keys: SessionKeys, entry: KeyEntry, bytes: number): void {
+    entry.bytes = bytes;
+    keys.bytes += bytes;
+    this.totalBytes += bytes;
+    this.answered.set(entry, keys);
+  }
+
+  /**
+   * Drops the oldest answers (never `keep`'s) while the session's pass `maxRequestKeyBytesPerSession`,
+   * then while the daemon's pass `maxRequestKeyBytes`.
+   */
+  private dropForBytes(keys: SessionKeys, keep?: KeyEntry): void {
+    const { maxRequestKeyBytesPerSession, maxRequestKeyBytes } = this.limits();
+    for (const entry of keys.entries.values()) {
+      if (keys.bytes <= maxRequestKeyBytesPerSession) break;
+      if (entry.settledAt === undefined || entry.dropped || entry === keep) continue;
+      this.drop(keys, entry, droppedAnswer('maxRequestKeyBytesPerSession', maxRequestKeyBytesPerSession));
+    }
+    for (const [entry, owner] of this.answered) {
+      if (this.totalBytes <= maxRequestKeyBytes) break;
+      if (entry === keep) continue;
+      this.drop(owner, entry, droppedAnswer('maxRequestKeyBytes', maxRequestKeyBytes));
+    }
+  }
+
+  /** Lets go of an entry's answer; the key stays, and a repeat of it gets `error`. */
+  private drop(keys: SessionKeys, entry: KeyEntry, error: ExecdError): void {
+    this.release(keys, entry);
+    entry.dropped = true;
+    entry.answer = Promise.resolve(error);
+  }
+
+  /** Uncounts the answer an entry holds. */
+  private release(keys: SessionKeys, entry: KeyEntry): void {
+    if (!this.answered.delete(entry)) return;
+    keys.bytes -= entry.bytes;
+    this.totalBytes -= entry.bytes;
+    entry.bytes = 0;
+  }
+
+  /** Forgets the oldest settled entries while `over()` holds. */
+  private evictSettled(keys: SessionKeys, over: () => boolean): void {
     for (const [key, entry] of keys.entries) {
       if (!over()) return;
-      if (entry.settledAt === undefined || entry === keep) continue;
+      if (entry.settledAt === undefined) continue;
       keys.entries.delete(key);
-      keys.bytes -= entry.bytes;
+      this.release(keys, entry);
     }
   }
 
@@ -140,7 +199,7 @@ export class RequestKeyStore {
     for (const [key, entry] of keys.entries) {
       if (entry.settledAt === undefined || now - entry.settledAt < requestKeyRetentionMs) continue;
       keys.entries.delete(key);
-      keys.bytes -= entry.bytes;
+      this.release(keys, entry);
     }
   }
 }

@@ -27,6 +27,8 @@ export interface Until {
 /** What the wait needs from the daemon. */
 export interface WaitDeps {
   regex: RegexChecker;
+  /** The session waiting: its pattern checks take their turn on the checker's thread with other sessions'. */
+  sessionId: string;
   /**
    * Whether a real path is one the file methods hide (the state dir, the socket's directory, the
    * secret files): such a path never counts as existing, however it was named.
@@ -156,7 +158,7 @@ export async function waitUntil(
       for (const stream of streams) {
         if (!(await stream.grow())) continue;
         const text = stream.text;
-        const outcome = await deps.regex.test(until.output, text);
+        const outcome = await deps.regex.test(until.output, text, deps.sessionId);
         if (outcome === 'timeout') {
           return new ExecdError(
             'INVALID_PARAMS',
