@@ -17,7 +17,7 @@ import { Worker } from 'node:worker_threads';
 import type { NotificationType } from 'vscode-jsonrpc';
 import { ExecdError } from '../../protocol/errors.js';
 import { FS_WATCH_COALESCE_MS, FsChanged, MAX_FS_WATCH_QUEUE, type FsChangedParams } from '../../protocol/fs.js';
-import { IdleRelease } from '../idle-release.js';
+import { IdleRelease } from '../host/idle-release.js';
 import type { FsPolicy } from './policy.js';
 import type { WatchReport, WatchRequest, WatchWorkerData } from './watch-worker.js';
 
