@@ -46,14 +46,14 @@ import { SpillSweeper } from './state/spill-sweep.js';
 import { probePty } from './terminals/pty.js';
 import { TerminalTable } from './terminals/terminal-table.js';
 import { RegexChecker } from './waits/regex-checker.js';
-import { childProbe, ownChildren, reapStrayChildren } from './upgrade/children.js';
+import { childProbe, ownChildren, reapStrayChildren } from './jobs/inherited-children.js';
 import { handedOver, releaseOwnLocks } from './upgrade/handover.js';
-import { closeFd, setChildSubreaper } from './upgrade/libc.js';
+import { closeFd, setChildSubreaper } from './host/libc.js';
 import { execNewProgram, flushCaller, prepareUpgrade, windDown, type PreparedUpgrade } from './upgrade/upgrade.js';
 import { socketLockPath, stateLockPath } from '../shared/ownership.js';
 import { isOwnChild, type AdoptedProbe } from './jobs/adopt.js';
 import type { Job } from './jobs/job.js';
-import { HandedPipes, pipedChildProbe } from './upgrade/job-pipes.js';
+import { HandedPipes, pipedChildProbe } from './jobs/job-pipes.js';
 
 /** How to start a daemon. */
 export interface DaemonOptions {

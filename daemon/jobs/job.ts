@@ -47,7 +47,7 @@ export class Job {
   requestKey: { key: string; fingerprint: string } | undefined;
   /**
    * Set while a running job's output flows through pipes the daemon reads: stops reading them and
-   * returns a copy of each descriptor, for an upgrade in place (daemon/upgrade/job-pipes.ts).
+   * returns a copy of each descriptor, for an upgrade in place (daemon/jobs/job-pipes.ts).
    */
   detachPipes: (() => Array<{ stream: 'stdout' | 'stderr'; fd: number }> | string) | undefined;
   /** Stops following an adopted job's process group (set while a restarted daemon follows it). */

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { once } from 'node:events';
 import type { Config } from '../../protocol/config.js';
 import type { CollectedOutput, ExecSpec } from '../../protocol/types.js';
-import { pipeDetacher, type ReadPipe } from '../upgrade/job-pipes.js';
+import { pipeDetacher, type ReadPipe } from './job-pipes.js';
 import { OutputCollector } from '../../spill/collector.js';
 import { FileCapture, openFileCapture } from '../../spill/file-capture.js';
 import { failureText } from '../../spill/spill-file.js';

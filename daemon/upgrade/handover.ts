@@ -10,7 +10,7 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { holderOf, readHolder, type LockHolder } from '../../shared/lock-file.js';
-import type { HandedPipe } from './job-pipes.js';
+import type { HandedPipe } from '../jobs/job-pipes.js';
 
 /** The variable naming the handover file. */
 export const HANDOVER_ENV = 'EXECD_HANDOVER';

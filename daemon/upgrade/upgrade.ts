@@ -26,11 +26,11 @@ import { releaseAllFiles } from '../fs/service.js';
 import { keepOrKillJobs } from '../jobs/job-control.js';
 import type { Job } from '../jobs/job.js';
 import type { ClientConnection } from '../net/connection.js';
-import { SHUTDOWN_ABORT } from '../runs/active-runs.js';
+import { SHUTDOWN_ABORT } from '../executor/deadline.js';
 import type { ShutdownParts } from '../shutdown.js';
 import { HANDOVER_ENV, handoverPath, writeHandover, type HandedListener } from './handover.js';
-import type { HandedPipe } from './job-pipes.js';
-import { closeFd, duplicate, execProgram, libc, setChildSubreaper, setCloseOnExec } from './libc.js';
+import type { HandedPipe } from '../jobs/job-pipes.js';
+import { closeFd, duplicate, execProgram, libc, setChildSubreaper, setCloseOnExec } from '../host/libc.js';
 
 /** The detail of a terminal an upgrade in place ended. */
 export const TERMINALS_END_AT_UPGRADE = 'the daemon was upgraded in place (terminals do not survive it)';

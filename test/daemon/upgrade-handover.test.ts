@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { parseHandover } from '../../daemon/upgrade/handover.js';
-import { decodeWaitStatus } from '../../daemon/upgrade/libc.js';
+import { decodeWaitStatus } from '../../daemon/host/libc.js';
 
 const me = { pid: 4242, startTime: 777 };
 const file = (over: Record<string, unknown> = {}) =>

@@ -6,8 +6,8 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { constants } from 'node:os';
-import { groupProbe, type AdoptedProbe } from '../jobs/adopt.js';
-import { reapNoHang } from './libc.js';
+import { groupProbe, type AdoptedProbe } from './adopt.js';
+import { reapNoHang } from '../host/libc.js';
 
 /** A signal's name by its number (`SIGKILL` for 9), as a job reports it. */
 function signalName(signal: number): string {

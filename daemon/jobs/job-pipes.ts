@@ -11,10 +11,10 @@
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
-import type { Job } from '../jobs/job.js';
-import { childProbe } from './children.js';
-import type { AdoptedProbe } from '../jobs/adopt.js';
-import { closeFd, duplicate } from './libc.js';
+import type { Job } from './job.js';
+import { childProbe } from './inherited-children.js';
+import type { AdoptedProbe } from './adopt.js';
+import { closeFd, duplicate } from '../host/libc.js';
 
 /** A stream of a job's output. */
 export type StreamName = 'stdout' | 'stderr';

@@ -6,7 +6,7 @@
  * (the jobs an earlier program of this process started). Linux with glibc only; each function
  * says why it cannot run instead of throwing.
  */
-import { koffi } from '../host/koffi.js';
+import { koffi } from './koffi.js';
 
 const F_GETFD = 1;
 const F_SETFD = 2;
