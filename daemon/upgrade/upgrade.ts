@@ -21,13 +21,10 @@ import type { Server } from 'node:net';
 import { ExecdError } from '../../protocol/errors.js';
 import { holderOf } from '../../shared/lock-file.js';
 import type { DaemonContext } from '../context.js';
-import { terminateGroup } from '../processes/terminate.js';
-import { releaseAllFiles } from '../fs/service.js';
-import { keepOrKillJobs } from '../jobs/job-control.js';
 import type { Job } from '../jobs/job.js';
 import type { ClientConnection } from '../net/connection.js';
 import { SHUTDOWN_ABORT } from '../executor/deadline.js';
-import type { ShutdownParts } from '../shutdown.js';
+import { endTheRest, killBound, keepRunningJobs, loggedSteps, type ShutdownParts } from '../shutdown.js';
 import { HANDOVER_ENV, handoverPath, writeHandover, type HandedListener } from './handover.js';
 import type { HandedPipe } from '../jobs/job-pipes.js';
 import { closeFd, duplicate, execProgram, libc, setChildSubreaper, setCloseOnExec } from '../host/libc.js';
@@ -164,17 +161,8 @@ export async function windDown(
   prepared: PreparedUpgrade,
 ): Promise<void> {
   const { context } = parts;
-  const { log, jobs, processes } = context;
-  async function step(name: string, action: () => unknown, timeoutMs?: number): Promise<void> {
-    try {
-      const done = Promise.resolve(action()).then(() => true);
-      const finished =
-        timeoutMs === undefined ? await done : await Promise.race([done, delay(timeoutMs).then(() => false)]);
-      if (!finished) log.error({ step: name, timeoutMs }, 'upgrade step timed out');
-    } catch (error) {
-      log.error({ step: name, err: error instanceof Error ? error.message : String(error) }, 'upgrade step failed');
-    }
-  }
+  const { log } = context;
+  const step = loggedSteps(log, 'upgrade');
   context.shuttingDown = true;
   log.info('upgrading in place');
   await step('stop accepting', () => {
@@ -184,8 +172,7 @@ export async function windDown(
   });
   await step('stop the timers', () => parts.stopTimers());
   const graceMs = context.config.get().graceMs;
-  const killBound = graceMs + 10_000;
-  await step('abort runs', () => context.runs.abortWhere(() => true, SHUTDOWN_ABORT), killBound);
+  await step('abort runs', () => context.runs.abortWhere(() => true, SHUTDOWN_ABORT), killBound(graceMs));
   await step(
     'keep jobs',
     async () => {
@@ -201,27 +188,17 @@ export async function windDown(
         prepared.pipes.push(...pipes.map((pipe) => ({ jobId: job.id, ...pipe })));
         return true;
       };
-      const kept = await keepOrKillJobs(jobs, processes, graceMs, detach);
+      const kept = await keepRunningJobs(context, graceMs, detach);
       // A job an earlier upgrade handed over reads its pipes into its logs itself: they go on too.
       for (const job of kept) if (job.detachPipes) detach(job);
-      context.spawner.keep(kept.map((job) => job.pid));
-      context.confinedSpawners.keep(kept.map((job) => job.pid));
       log.info(
         { kept: kept.map((job) => job.id), pipes: prepared.pipes.length },
         'running jobs kept across the upgrade',
       );
     },
-    killBound,
+    killBound(graceMs),
   );
-  await step('close terminals', () => context.terminals.closeAll(TERMINALS_END_AT_UPGRADE), killBound);
-  await step('end file transfers and watches', () => releaseAllFiles(context));
-  await step('wait for the sandbox probe', () => context.sandbox.settled);
-  await step('close the journal', () => jobs.close());
-  await step('kill leftovers', () => processes.killLeftovers(undefined, graceMs));
-  await step('kill every group', () =>
-    Promise.all(processes.live().map((group) => terminateGroup(group.pgid, graceMs))),
-  );
-  await step('close the run journal', () => parts.runJournal.close());
+  await endTheRest(step, context, parts.runJournal, TERMINALS_END_AT_UPGRADE);
   await step('close the observability listener and the audit log', () => parts.observability?.close());
   await step('stop the sweep', () => parts.spill.stop());
   // The spawners' children (kept jobs among them) become the daemon's own when the spawners exit.
