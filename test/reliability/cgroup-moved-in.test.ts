@@ -10,7 +10,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it, onTestFinished, type TestContext } from 'vitest';
 import { parseCgroupHomes } from '../../daemon/processes/process-scopes.js';
 import { JobList, SessionClose, ShellStart } from '../../protocol/methods.js';
 import { startDaemon } from '../helpers/daemon.js';
@@ -38,14 +38,19 @@ function reap(pid: number): void {
   });
 }
 
+/** A daemon in the cgroup scope mode and a scratch dir, or the test skipped where it runs in another. */
+async function cgroupDaemon(ctx: TestContext, why: string) {
+  const daemon = await startDaemon({ config: { graceMs: 300 } });
+  const mode = /"processScope":"(\w+)"/.exec(daemon.stderr())?.[1];
+  if (mode !== 'cgroup') ctx.skip(`${why}; the daemon runs in the ${mode} scope mode here, not cgroup`);
+  const dir = mkdtempSync(join(tmpdir(), 'execd-moved-in-'));
+  onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+  return { daemon, dir };
+}
+
 describe('cgroup units kill only their own descendants', { timeout: 60_000 }, () => {
   it('an outside process and another session’s job moved into a unit survive its session’s close', async (ctx) => {
-    const daemon = await startDaemon({ config: { graceMs: 300 } });
-    const mode = /"processScope":"(\w+)"/.exec(daemon.stderr())?.[1];
-    // Only a cgroup can be moved into; the environ mode has nothing to move.
-    if (mode !== 'cgroup') ctx.skip(`the daemon runs in the ${mode} scope mode here, not cgroup`);
-    const dir = mkdtempSync(join(tmpdir(), 'execd-moved-in-'));
-    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    const { daemon, dir } = await cgroupDaemon(ctx, 'only a cgroup can be moved into');
 
     const outside = spawn('sleep', ['600'], { stdio: 'ignore' });
     reap(outside.pid!);
@@ -85,11 +90,7 @@ describe('cgroup units kill only their own descendants', { timeout: 60_000 }, ()
   });
 
   it('another session’s orphans moved into a unit survive its session’s close', async (ctx) => {
-    const daemon = await startDaemon({ config: { graceMs: 300 } });
-    const mode = /"processScope":"(\w+)"/.exec(daemon.stderr())?.[1];
-    if (mode !== 'cgroup') ctx.skip(`the daemon runs in the ${mode} scope mode here, not cgroup`);
-    const dir = mkdtempSync(join(tmpdir(), 'execd-moved-in-'));
-    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    const { daemon, dir } = await cgroupDaemon(ctx, 'only a cgroup can be moved into');
 
     // The attacker's unit is made first: the victim's orphans start after it, as its own would.
     const attacker = await daemon.session('attacker');
@@ -126,12 +127,10 @@ describe('cgroup units kill only their own descendants', { timeout: 60_000 }, ()
   });
 
   it('a unit’s own orphan that cleared its environment still dies with its session', async (ctx) => {
-    const daemon = await startDaemon({ config: { graceMs: 300 } });
-    const mode = /"processScope":"(\w+)"/.exec(daemon.stderr())?.[1];
-    // The environ mode has only the marker to find it by, and `env -i` removed it.
-    if (mode !== 'cgroup') ctx.skip(`the daemon runs in the ${mode} scope mode here, not cgroup`);
-    const dir = mkdtempSync(join(tmpdir(), 'execd-moved-in-'));
-    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    const { daemon, dir } = await cgroupDaemon(
+      ctx,
+      'the environ mode finds a process only by its marker, and `env -i` removed it',
+    );
     const pidFile = join(dir, 'cleared.pid');
     const owner = await daemon.session('owner');
     const result = await owner.run({
