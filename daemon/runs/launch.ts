@@ -22,6 +22,7 @@ import type { ExecRequest } from '../../protocol/methods.js';
 import type { ExecSpec, ShellRunResult } from '../../protocol/types.js';
 import type { DaemonContext } from '../context.js';
 import { runForeground, type RunContext } from './foreground.js';
+import { withVariables } from './env.js';
 import type { CgroupTarget } from '../executor/spawn-messages.js';
 import type { Job } from '../jobs/job.js';
 import { planJobLaunch } from '../jobs/launch-plan.js';
@@ -210,7 +211,7 @@ export function prepareLaunch(
 ): Launch | ExecdError {
   const unit = options.unit ?? (kind === 'job' ? `job-${daemon.nextRunName()}` : daemon.nextRunName());
   const { scopes } = daemon.processes;
-  spec.env = { ...spec.env, ...scopes.env(sessionId, unit) };
+  spec.env = withVariables(spec.env, scopes.env(sessionId, unit));
   // A terminal's program is no shell command the confined spawner could start: the launcher wraps it.
   const confinement = confineSpec(daemon, spec, sessionId, kind !== 'terminal');
   if (confinement instanceof ExecdError && kind !== 'job') return confinement;

@@ -1,7 +1,7 @@
 /** resolve() and the environment merge, as pure functions. */
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG } from '../../protocol/config.js';
-import { buildEnv, maskEnv, scrubEnv } from '../../daemon/runs/env.js';
+import { buildEnv, maskEnv, scrubEnv, withVariables, type EnvMap } from '../../daemon/runs/env.js';
 import { resolveSpec, type ResolveContext } from '../../daemon/runs/resolve.js';
 
 const ctx = (over: Partial<ResolveContext> = {}): ResolveContext => ({
@@ -111,5 +111,18 @@ describe('environment', () => {
 
   it('masks credential-shaped values', () => {
     expect(maskEnv({ NPM_TOKEN: 'abc', PATH: '/bin' })).toEqual({ NPM_TOKEN: '***', PATH: '/bin' });
+  });
+
+  it('sets extra variables over an environment as a new map, in the order a spread gives', () => {
+    // A request's variable may be named `__proto__` (JSON.parse makes it an own property): it stays one.
+    const text = '{"PATH":"/bin","__proto__":"p","EXECD_SCOPE":"old","HOME":"/root"}';
+    const env = JSON.parse(text) as EnvMap;
+    const extra = { EXECD_SCOPE: 'marker', LANG: 'C' };
+    const merged = withVariables(env, extra);
+    expect(merged).toEqual({ ...env, ...extra });
+    expect(Object.entries(merged)).toEqual(Object.entries({ ...env, ...extra }));
+    expect(Object.getPrototypeOf(merged)).toBe(Object.prototype);
+    expect(env.EXECD_SCOPE).toBe('old');
+    expect(merged).not.toBe(env);
   });
 });
