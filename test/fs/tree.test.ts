@@ -224,6 +224,48 @@ describe('tree transfers', () => {
     expect(statSync(token).nlink).toBe(1);
   });
 
+  it('entries that reuse a name land as the archive orders them, while earlier files are still being written', async () => {
+    const { daemon, workspace, client, sessionId } = await fsFixture();
+    // Enough small files before the clashes that some are still being written when the clash arrives.
+    const many = Array.from({ length: 200 }, (_, i) => ({ header: { name: `many/f${i}` }, body: `file ${i}` }));
+    const archive = await archiveOf([
+      ...many,
+      { header: { name: 'f', mode: 0o644 }, body: 'one' },
+      { header: { name: 'f', mode: 0o755 }, body: 'two' },
+      { header: { name: 'g', type: 'link', linkname: 'f' } },
+      { header: { name: 's' }, body: 'a file first' },
+      { header: { name: 's', type: 'symlink', linkname: 'f' } },
+      { header: { name: 't' }, body: 'a file first' },
+      { header: { name: 't', type: 'directory', mode: 0o750 } },
+      { header: { name: 't/inside' }, body: 'in t' },
+      { header: { name: 'many/f7' }, body: 'again' },
+    ]);
+    const { error } = await uploadArchive(daemon, client, sessionId, 'clash', archive);
+    expect(error).toBeUndefined();
+    const at = (name: string) => join(workspace, 'clash', name);
+    expect(readFileSync(at('f'), 'utf8')).toBe('two');
+    expect(statSync(at('f')).mode & 0o777).toBe(0o755);
+    expect(statSync(at('g')).ino).toBe(statSync(at('f')).ino);
+    expect(readlinkSync(at('s'))).toBe('f');
+    expect(statSync(at('t')).mode & 0o777).toBe(0o750);
+    expect(readFileSync(at('t/inside'), 'utf8')).toBe('in t');
+    expect(readFileSync(at('many/f7'), 'utf8')).toBe('again');
+    expect(readFileSync(at('many/f199'), 'utf8')).toBe('file 199');
+    expect(readdirSync(at('many'))).toHaveLength(200);
+
+    // A file, then an entry through it as if it were a directory: refused, nothing left.
+    const through = await archiveOf([
+      ...many,
+      { header: { name: 'a' }, body: 'x' },
+      { header: { name: 'a/b' }, body: 'y' },
+    ]);
+    const refused = await uploadArchive(daemon, client, sessionId, 'through', through);
+    expect(refused.error).toMatchObject({ errorName: 'FS_DENIED' });
+    expect(refused.error?.message).toMatch(/"a" is not a directory of the archive/);
+    expect(existsSync(join(workspace, 'through'))).toBe(false);
+    expect(leftoversIn(workspace)).toEqual([]);
+  });
+
   it('no tree lands in or replaces a directory holding a hidden place; chunks are refused for a tar upload', async () => {
     const daemon = await startDaemon();
     const client = await daemon.connect();
