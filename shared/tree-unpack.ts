@@ -44,7 +44,7 @@ const CREATE_FILE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | 
 const BACKGROUND_FILE_BYTES = 1024 * 1024;
 /** Files and bytes being written in the background at once, at most (the archive waits past them). */
 const MAX_BACKGROUND_FILES = 32;
-const MAX_BACKGROUND_BYTES = 8 * 1024 * 1024;
+const MAX_BACKGROUND_BYTES = 4 * 1024 * 1024;
 
 interface OpenDir {
   fd: number;
