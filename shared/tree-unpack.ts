@@ -41,6 +41,16 @@ const BACKGROUND_FILE_BYTES = 1024 * 1024;
 /** Files and bytes being written in the background at once, at most (the archive waits past them). */
 const MAX_BACKGROUND_FILES = 32;
 const MAX_BACKGROUND_BYTES = 4 * 1024 * 1024;
+/**
+ * Milliseconds a file's create takes (a moving average) past which new files go to the thread
+ * pool. Below it the pool's round trip costs more than it saves: on tmpfs, where a create takes
+ * ~15 us, 10,000 files unpacked in 0.33 s synchronously and 0.53 s through the pool; on an ext4
+ * whose inode tables hold many recently freed inodes a create takes up to a millisecond, and the
+ * pool made an upload three times faster.
+ */
+const SLOW_CREATE_MS = 0.1;
+/** While files go to the pool, one in this many is still created here, to time the disk again. */
+const CREATE_SAMPLE_EVERY = 16;
 
 interface OpenDir {
   fd: number;
@@ -159,6 +169,9 @@ export class TreeUnpacker {
   private readonly busyDirs = new Map<string, number>();
   /** The first failure of a background write. */
   private failure: Error | undefined;
+  /** Moving average of a synchronous create's milliseconds, and files since the last one. */
+  private createMs = 0;
+  private sinceSample = 0;
   private rootMode = IMPLIED_DIRECTORY_MODE;
   /** Entries taken so far. */
   entries = 0;
@@ -169,6 +182,8 @@ export class TreeUnpacker {
     root: { handle: FileHandle; real: string },
     private readonly limits: TreeLimits,
     private readonly refuse: (rel: string) => string | undefined = () => undefined,
+    /** `SLOW_CREATE_MS`, unless told otherwise (0: every new small file but the samples goes to the pool). */
+    private readonly slowCreateMs = SLOW_CREATE_MS,
   ) {
     this.root = { fd: root.handle.fd, real: root.real };
   }
@@ -284,7 +299,7 @@ export class TreeUnpacker {
     this.fileBytes += size;
     if (this.fileBytes > this.limits.maxTotalBytes)
       throw new TreeRefusal(`the archive's files exceed ${this.limits.maxTotalBytes} bytes (maxTreeBytes)`);
-    if (size <= BACKGROUND_FILE_BYTES && this.isFresh(rel))
+    if (size <= BACKGROUND_FILE_BYTES && this.isFresh(rel) && this.createsAreSlow())
       return this.writeInBackground(rel, parentKey, at, { mode, size, mtime: header.mtime }, data);
     const fd = this.createFile(name, at);
     try {
@@ -358,10 +373,21 @@ export class TreeUnpacker {
     else this.busyDirs.delete(key);
   }
 
+  /** True when the disk's creates are slow enough that a new file is better created on the thread pool. */
+  private createsAreSlow(): boolean {
+    if (this.createMs < this.slowCreateMs) return false;
+    if (++this.sinceSample < CREATE_SAMPLE_EVERY) return true;
+    this.sinceSample = 0;
+    return false;
+  }
+
   /** A new file at `at`; an earlier entry of the same name (not a directory) is replaced. */
   private createFile(name: string, at: string): number {
     try {
-      return openSync(at, CREATE_FILE, 0o600);
+      const started = performance.now();
+      const fd = openSync(at, CREATE_FILE, 0o600);
+      this.createMs = 0.9 * this.createMs + 0.1 * (performance.now() - started);
+      return fd;
     } catch (error) {
       if (errnoOf(error) !== 'EEXIST') throw error;
     }
