@@ -110,9 +110,9 @@ export async function uploadTree(
             if (!stream.write(batch)) await drained(stream);
             options.onProgress?.(bytes);
           },
-          (piece) => {
-            bytes += piece.length;
-            hash.update(piece);
+          (batch) => {
+            bytes += batch.length;
+            hash.update(batch);
           },
         );
         await packed;

@@ -16,6 +16,7 @@ import {
   readlinkSync,
   readSync,
   statSync,
+  type Dirent,
   type Stats,
 } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
@@ -75,25 +76,41 @@ export async function packTree(
 
 const inodeOf = (stats: Stats) => `${stats.dev}:${stats.ino}`;
 
+/** Entries of a directory in name order (what `sort()` gives names). */
+const byName = (a: Dirent, b: Dirent) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+
 async function walkDirectory(walk: Walk, dir: number, real: string, prefix: string): Promise<void> {
-  const names = readdirSync(entryAtFd(dir, real, '.')).sort();
-  for (const name of names) {
+  const entries = readdirSync(entryAtFd(dir, real, '.'), { withFileTypes: true }).sort(byName);
+  for (const entry of entries) {
+    const name = entry.name;
     const at = entryAtFd(dir, real, name);
     const entryReal = join(real, name);
     if (walk.options.skip?.(entryReal)) continue;
     const rel = prefix + name;
-    let stats = lstatSync(at, { throwIfNoEntry: false });
-    if (!stats) continue; // gone since the directory was read
-    if (stats.isSymbolicLink() && walk.options.follow) stats = statSync(at, { throwIfNoEntry: false }) ?? stats;
-    if (stats.isDirectory()) await addDirectory(walk, at, entryReal, rel, stats);
-    else if (stats.isFile()) await addFile(walk, at, rel, stats);
-    else if (stats.isSymbolicLink()) {
-      walk.entries++;
-      const linkname = readlinkSync(at);
-      await addEntry(walk.pack, { name: rel, type: 'symlink', linkname, mode: 0o777, mtime: stats.mtime });
+    if (!walk.options.follow) {
+      // The listing's type saves an lstat: what is then opened (never through a symlink) is checked again.
+      if (entry.isFile()) await addFile(walk, at, rel);
+      else if (entry.isDirectory()) await addDirectory(walk, at, entryReal, rel);
+      else if (entry.isSymbolicLink()) await addSymlink(walk, at, rel);
+      // Sockets, FIFOs and devices are not archived.
+      continue;
     }
-    // Sockets, FIFOs and devices are not archived.
+    const stats = lstatSync(at, { throwIfNoEntry: false });
+    if (!stats) continue; // gone since the directory was read
+    const target = stats.isSymbolicLink() ? (statSync(at, { throwIfNoEntry: false }) ?? stats) : stats;
+    if (target.isDirectory()) await addDirectory(walk, at, entryReal, rel);
+    else if (target.isFile()) await addFile(walk, at, rel);
+    else if (target.isSymbolicLink()) await addSymlink(walk, at, rel);
   }
+}
+
+/** A symlink entry: its target is stored, never followed. */
+async function addSymlink(walk: Walk, at: string, rel: string): Promise<void> {
+  const stats = lstatSync(at, { throwIfNoEntry: false });
+  if (!stats?.isSymbolicLink()) return; // replaced or removed since it was listed
+  walk.entries++;
+  const linkname = readlinkSync(at);
+  await addEntry(walk.pack, { name: rel, type: 'symlink', linkname, mode: 0o777, mtime: stats.mtime });
 }
 
 /** Opens `at` with `flags`, or undefined when it is gone or is not what the flags accept. */
@@ -105,12 +122,13 @@ function openOrSkip(at: string, flags: number): number | undefined {
   }
 }
 
-async function addDirectory(walk: Walk, at: string, real: string, rel: string, stats: Stats): Promise<void> {
-  const inode = inodeOf(stats);
-  if (walk.ancestors.has(inode)) return; // a followed link back up the tree
+async function addDirectory(walk: Walk, at: string, real: string, rel: string): Promise<void> {
   const child = openOrSkip(at, walk.options.follow ? constants.O_RDONLY | constants.O_DIRECTORY : DIR_NOFOLLOW);
   if (child === undefined) return; // replaced by a symlink or removed since it was listed
   try {
+    const stats = fstatSync(child);
+    const inode = inodeOf(stats);
+    if (walk.ancestors.has(inode)) return; // a followed link back up the tree
     walk.entries++;
     await addEntry(walk.pack, { name: `${rel}/`, type: 'directory', mode: stats.mode & 0o7777, mtime: stats.mtime });
     walk.ancestors.add(inode);
@@ -121,13 +139,13 @@ async function addDirectory(walk: Walk, at: string, real: string, rel: string, s
   }
 }
 
-async function addFile(walk: Walk, at: string, rel: string, listed: Stats): Promise<void> {
+async function addFile(walk: Walk, at: string, rel: string): Promise<void> {
   const flags = constants.O_RDONLY | constants.O_NONBLOCK | (walk.options.follow ? 0 : constants.O_NOFOLLOW);
   const file = openOrSkip(at, flags);
   if (file === undefined) return;
   try {
     const stats = fstatSync(file);
-    if (!stats.isFile() || inodeOf(stats) !== inodeOf(listed)) return; // swapped since it was listed
+    if (!stats.isFile()) return; // replaced by something else since it was listed
     const header = { name: rel, mode: stats.mode & 0o7777, mtime: stats.mtime, size: stats.size };
     walk.entries++;
     if (stats.nlink > 1 && !walk.options.follow) {
@@ -195,28 +213,31 @@ async function streamFile(
 const SEND_BATCH_BYTES = 256 * 1024;
 
 /**
- * Moves an archive to a socket as its entries are packed, hashing and counting it. The archive
- * comes in small pieces (a 512-byte header, then a file's bytes): written one by one, each would
- * be its own TLS record and system call, so pieces are gathered to `SEND_BATCH_BYTES` first.
+ * Moves an archive to a socket as its entries are packed; `onBatch` sees each batch before it is
+ * written (to hash and count it). The archive comes in small pieces (a 512-byte header, then a
+ * file's bytes): written one by one, each would be its own TLS record and system call, and hashed
+ * one by one each would pay the hash's call overhead, so pieces are gathered to
+ * `SEND_BATCH_BYTES` first.
  */
 export async function pumpArchive(
   pack: AsyncIterable<unknown>,
   write: (bytes: Buffer) => Promise<void>,
-  onPiece: (piece: Buffer) => void,
+  onBatch: (bytes: Buffer) => void,
 ): Promise<void> {
   let batch: Buffer[] = [];
   let gathered = 0;
+  const flush = async () => {
+    const bytes = Buffer.concat(batch, gathered);
+    batch = [];
+    gathered = 0;
+    onBatch(bytes);
+    await write(bytes);
+  };
   for await (const chunk of pack) {
     const piece = chunk as Buffer;
-    onPiece(piece);
     batch.push(piece);
     gathered += piece.length;
-    if (gathered >= SEND_BATCH_BYTES) {
-      const bytes = Buffer.concat(batch, gathered);
-      batch = [];
-      gathered = 0;
-      await write(bytes);
-    }
+    if (gathered >= SEND_BATCH_BYTES) await flush();
   }
-  if (gathered > 0) await write(Buffer.concat(batch, gathered));
+  if (gathered > 0) await flush();
 }

@@ -19,6 +19,7 @@ import {
   linkSync,
   lstatSync,
   mkdirSync,
+  open,
   openSync,
   symlinkSync,
   unlinkSync,
@@ -35,6 +36,21 @@ const MAX_OPEN_DIRECTORIES = 64;
 /** Mode of a directory an entry implies without an entry of its own. */
 const IMPLIED_DIRECTORY_MODE = 0o755;
 const CREATE_FILE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
+/** A new file at most this large is written in the background, its bytes held until it is. */
+const BACKGROUND_FILE_BYTES = 1024 * 1024;
+/** Files and bytes being written in the background at once, at most (the archive waits past them). */
+const MAX_BACKGROUND_FILES = 32;
+const MAX_BACKGROUND_BYTES = 4 * 1024 * 1024;
+/**
+ * Milliseconds a file's create takes (a moving average) past which new files go to the thread
+ * pool. Below it the pool's round trip costs more than it saves: on tmpfs, where a create takes
+ * ~15 us, 10,000 files unpacked in 0.33 s synchronously and 0.53 s through the pool; on an ext4
+ * whose inode tables hold many recently freed inodes a create takes up to a millisecond, and the
+ * pool made an upload three times faster.
+ */
+const SLOW_CREATE_MS = 0.1;
+/** While files go to the pool, one in this many is still created here, to time the disk again. */
+const CREATE_SAMPLE_EVERY = 16;
 
 interface OpenDir {
   fd: number;
@@ -55,19 +71,31 @@ export interface EntryContent {
  */
 function eachPiece(content: EntryContent, take: (piece: Uint8Array) => void): Promise<void> {
   return new Promise((resolve, reject) => {
-    let failed = false;
+    let settled = false;
     content.on('data', (piece) => {
-      if (failed) return;
+      if (settled) return;
       try {
         take(piece);
       } catch (error) {
-        failed = true;
+        settled = true;
         reject(error instanceof Error ? error : new Error('an entry could not be written'));
       }
     });
-    content.on('end', () => resolve());
-    content.on('error', (error) => reject(error));
-    content.on('close', () => reject(new Error('the archive ended inside an entry')));
+    content.on('end', () => {
+      settled = true;
+      resolve();
+    });
+    content.on('error', (error) => {
+      settled = true;
+      reject(error);
+    });
+    // Every entry closes after its end; only one that closes first was cut. (An error made for each
+    // entry, to be dropped by a settled promise, cost 15 us an entry: its stack trace.)
+    content.on('close', () => {
+      if (settled) return;
+      settled = true;
+      reject(new Error('the archive ended inside an entry'));
+    });
   });
 }
 
@@ -75,13 +103,55 @@ function eachPiece(content: EntryContent, take: (piece: Uint8Array) => void): Pr
 const errnoOf = (error: unknown) => (error as NodeJS.ErrnoException | undefined)?.code;
 
 /**
+ * Creates the new file `at` (never through a symlink) on the thread pool, then writes its bytes
+ * `pieces`, mode and time on the main thread. The create is what costs (the kernel finds and sets
+ * up an inode, which on a busy disk can take a millisecond); the calls on the open descriptor are
+ * short, and made there they save four round trips of the event loop per file.
+ */
+function writeNewFile(at: string, pieces: Uint8Array[], mode: number, mtime: Date): Promise<void> {
+  return new Promise((resolve, reject) => {
+    open(at, CREATE_FILE, 0o600, (error, fd) => {
+      if (error) return reject(error);
+      try {
+        try {
+          let position = 0;
+          for (const piece of pieces) {
+            writeAllAt(fd, piece, position);
+            position += piece.length;
+          }
+          fchmodSync(fd, mode);
+          // A garbled time field decodes to an invalid date: the file keeps the time it was written.
+          if (Number.isFinite(mtime.getTime())) futimesSync(fd, mtime, mtime);
+        } finally {
+          closeSync(fd);
+        }
+        resolve();
+      } catch (failure) {
+        reject(failure instanceof Error ? failure : new Error('a file could not be written'));
+      }
+    });
+  });
+}
+
+/** Writes `bytes` whole at `position`. */
+function writeAllAt(fd: number, bytes: Uint8Array, position: number): void {
+  let written = 0;
+  while (written < bytes.length) written += writeSync(fd, bytes, written, bytes.length - written, position + written);
+}
+
+/**
  * Writes entries into an opened staging directory; `refuse(rel)` adds the caller's own rule.
  *
- * Its system calls are synchronous, on purpose: an entry is a handful of short calls (open,
- * write, chmod, utimes, close), and each one through the thread pool costs a round trip of the
- * event loop. Measured on 10,000 files of 1-8 KiB, the promise calls took 0.13x the throughput of
- * `tar -x`; the event loop still turns between the pieces of the archive, so no call holds it
- * longer than one write of one piece.
+ * Every entry is checked, and every directory, link and name clash handled, synchronously and in
+ * the archive's order: an entry is a handful of short calls, and each one through the thread pool
+ * would cost a round trip of the event loop (measured on 10,000 files of 1-8 KiB, promise calls
+ * one after another took 0.13x the throughput of `tar -x`). A new regular file of a name no entry
+ * used yet is the exception: once its checks passed and its bytes arrived, its create, write,
+ * chmod, utimes and close go to the thread pool as one chain while the archive reads on, so the
+ * kernel's work (what most of the time is, on a disk whose inode tables are busy) overlaps the
+ * parsing instead of adding to it. Until such a file is written, any later entry that uses its
+ * name (a directory through it, a link to it, the same name again) waits for it, and its
+ * directory's descriptor stays open, so the outcome is the one of the archive's order.
  */
 export class TreeUnpacker {
   private readonly root: OpenDir;
@@ -90,6 +160,18 @@ export class TreeUnpacker {
   /** Regular files this archive wrote (a hard link may name only these). */
   private readonly files = new Set<string>();
   private readonly dirModes = new Map<string, number>();
+  /** Symlinks this archive made (a later file of the same name replaces one, synchronously). */
+  private readonly symlinks = new Set<string>();
+  /** Files being written in the background, by name, oldest first. */
+  private readonly writing = new Map<string, Promise<void>>();
+  private writingBytes = 0;
+  /** Background writes per directory (by key): such a directory's descriptor is not closed. */
+  private readonly busyDirs = new Map<string, number>();
+  /** The first failure of a background write. */
+  private failure: Error | undefined;
+  /** Moving average of a synchronous create's milliseconds, and files since the last one. */
+  private createMs = 0;
+  private sinceSample = 0;
   private rootMode = IMPLIED_DIRECTORY_MODE;
   /** Entries taken so far. */
   entries = 0;
@@ -100,12 +182,15 @@ export class TreeUnpacker {
     root: { handle: FileHandle; real: string },
     private readonly limits: TreeLimits,
     private readonly refuse: (rel: string) => string | undefined = () => undefined,
+    /** `SLOW_CREATE_MS`, unless told otherwise (0: every new small file but the samples goes to the pool). */
+    private readonly slowCreateMs = SLOW_CREATE_MS,
   ) {
     this.root = { fd: root.handle.fd, real: root.real };
   }
 
   /** Lands one entry; `data` is its content (read only for a regular file). Throws `TreeRefusal`. */
   async take(header: Header, data: EntryContent): Promise<void> {
+    this.throwIfFailed();
     const name = header.name;
     const parts = entryParts(name);
     const kind = entryKindOf(name, header.type);
@@ -122,38 +207,68 @@ export class TreeUnpacker {
     if (kind !== 'file' && header.size > 0)
       throw new TreeRefusal(`entry ${JSON.stringify(name)} is a ${kind} with content`);
     const parentParts = parts.slice(0, -1);
+    const parentKey = parentParts.join('/');
+    // A directory not open yet may be entered, or made, where a file is still being written.
+    if (this.writing.size > 0 && parentParts.length > 0 && !this.dirs.has(parentKey))
+      for (let depth = 1; depth <= parentParts.length; depth++)
+        await this.written(parentParts.slice(0, depth).join('/'));
+    if (kind !== 'file' || !this.isFresh(rel)) await this.written(rel);
+    if (kind === 'link') await this.written(entryParts(header.linkname).join('/'));
     const parent = this.dirOf(parentParts);
     const at = entryAtFd(parent.fd, parent.real, parts.at(-1)!);
     switch (kind) {
       case 'directory':
         return this.makeDirectory(name, rel, at, header.mode);
       case 'file':
-        return this.writeFile(name, rel, at, header, data);
+        return this.writeFile(name, rel, parentKey, at, header, data);
       case 'symlink':
         if (!header.linkname) throw new TreeRefusal(`symlink entry ${JSON.stringify(name)} has no target`);
         this.clear(name, at);
         this.files.delete(rel);
+        this.symlinks.add(rel);
         return symlinkSync(header.linkname, at);
       case 'link':
         return this.hardLink(name, rel, parentParts, header.linkname);
     }
   }
 
-  /** Gives every directory its mode, deepest first; the target's own last. */
+  /** Waits for the files being written; gives every directory its mode, deepest first; the target's own last. */
   async finish(): Promise<void> {
+    await this.settle();
+    this.throwIfFailed();
     const deepestFirst = [...this.dirModes].sort(([a], [b]) => b.split('/').length - a.split('/').length);
     for (const [rel, mode] of deepestFirst) {
       fchmodSync(this.dirOf(rel.split('/')).fd, mode);
       this.forget(rel);
     }
     fchmodSync(this.root.fd, this.rootMode);
-    return Promise.resolve();
   }
 
-  /** Closes every directory it opened (not the root, which is the caller's). */
+  /** Waits for the files being written, then closes every directory it opened (not the root, which is the caller's). */
   async close(): Promise<void> {
+    await this.settle();
     for (const key of [...this.dirs.keys()]) this.forget(key);
-    return Promise.resolve();
+  }
+
+  /** Waits until no file is being written. */
+  private async settle(): Promise<void> {
+    while (this.writing.size > 0) await Promise.all([...this.writing.values()]);
+  }
+
+  /** Waits until the file `rel` is written, if it is being written; throws a background failure. */
+  private async written(rel: string): Promise<void> {
+    const pending = this.writing.get(rel);
+    if (pending) await pending;
+    this.throwIfFailed();
+  }
+
+  private throwIfFailed(): void {
+    if (this.failure !== undefined) throw this.failure;
+  }
+
+  /** True when no entry of this archive used the name `rel` yet. */
+  private isFresh(rel: string): boolean {
+    return !this.files.has(rel) && !this.dirModes.has(rel) && !this.symlinks.has(rel);
   }
 
   private makeDirectory(name: string, rel: string, at: string, mode: number): void {
@@ -167,7 +282,14 @@ export class TreeUnpacker {
     this.dirModes.set(rel, wanted);
   }
 
-  private async writeFile(name: string, rel: string, at: string, header: Header, data: EntryContent): Promise<void> {
+  private async writeFile(
+    name: string,
+    rel: string,
+    parentKey: string,
+    at: string,
+    header: Header,
+    data: EntryContent,
+  ): Promise<void> {
     const size = header.size;
     const mode = fileModeOf(name, header.mode);
     if (size > this.limits.maxFileBytes)
@@ -177,6 +299,8 @@ export class TreeUnpacker {
     this.fileBytes += size;
     if (this.fileBytes > this.limits.maxTotalBytes)
       throw new TreeRefusal(`the archive's files exceed ${this.limits.maxTotalBytes} bytes (maxTreeBytes)`);
+    if (size <= BACKGROUND_FILE_BYTES && this.isFresh(rel) && this.createsAreSlow())
+      return this.writeInBackground(rel, parentKey, at, { mode, size, mtime: header.mtime }, data);
     const fd = this.createFile(name, at);
     try {
       let position = 0;
@@ -197,10 +321,73 @@ export class TreeUnpacker {
     this.files.add(rel);
   }
 
+  /**
+   * A new small file: its bytes are gathered, then written on the thread pool while the next
+   * entries are read (waiting first while too many files or bytes are being written). The
+   * directory holding it stays open until it is written, so `at` names that very directory.
+   */
+  private async writeInBackground(
+    rel: string,
+    parentKey: string,
+    at: string,
+    file: { mode: number; size: number; mtime: Date },
+    data: EntryContent,
+  ): Promise<void> {
+    const { mode, size, mtime } = file;
+    const pieces: Uint8Array[] = [];
+    this.busyDirs.set(parentKey, (this.busyDirs.get(parentKey) ?? 0) + 1);
+    let job: Promise<void>;
+    try {
+      await eachPiece(data, (piece) => pieces.push(piece));
+      this.throwIfFailed();
+      job = writeNewFile(at, pieces, mode, mtime);
+    } catch (error) {
+      this.release(parentKey);
+      throw error;
+    }
+    this.files.add(rel);
+    this.writingBytes += size;
+    const tracked = job.then(
+      () => {},
+      (error: unknown) => {
+        this.failure ??= error instanceof Error ? error : new Error('a file could not be written');
+      },
+    );
+    this.writing.set(
+      rel,
+      tracked.finally(() => {
+        this.writing.delete(rel);
+        this.writingBytes -= size;
+        this.release(parentKey);
+      }),
+    );
+    while (this.writing.size > MAX_BACKGROUND_FILES || this.writingBytes > MAX_BACKGROUND_BYTES)
+      await this.writing.values().next().value;
+    this.throwIfFailed();
+  }
+
+  /** One background write in the directory `key` is done. */
+  private release(key: string): void {
+    const count = (this.busyDirs.get(key) ?? 1) - 1;
+    if (count > 0) this.busyDirs.set(key, count);
+    else this.busyDirs.delete(key);
+  }
+
+  /** True when the disk's creates are slow enough that a new file is better created on the thread pool. */
+  private createsAreSlow(): boolean {
+    if (this.createMs < this.slowCreateMs) return false;
+    if (++this.sinceSample < CREATE_SAMPLE_EVERY) return true;
+    this.sinceSample = 0;
+    return false;
+  }
+
   /** A new file at `at`; an earlier entry of the same name (not a directory) is replaced. */
   private createFile(name: string, at: string): number {
     try {
-      return openSync(at, CREATE_FILE, 0o600);
+      const started = performance.now();
+      const fd = openSync(at, CREATE_FILE, 0o600);
+      this.createMs = 0.9 * this.createMs + 0.1 * (performance.now() - started);
+      return fd;
     } catch (error) {
       if (errnoOf(error) !== 'EEXIST') throw error;
     }
@@ -299,7 +486,7 @@ export class TreeUnpacker {
     if (this.dirs.size <= MAX_OPEN_DIRECTORIES) return;
     for (const key of this.dirs.keys()) {
       if (this.dirs.size <= MAX_OPEN_DIRECTORIES) return;
-      if (!this.pinned.has(key)) this.forget(key);
+      if (!this.pinned.has(key) && !this.busyDirs.has(key)) this.forget(key);
     }
   }
 }

@@ -251,9 +251,9 @@ export async function sendTree(source: TreeSource, socket: Socket): Promise<void
       async (batch) => {
         if (!socket.write(batch)) await drained(socket);
       },
-      (piece) => {
-        bytes += piece.length;
-        hash.update(piece);
+      (batch) => {
+        bytes += batch.length;
+        hash.update(batch);
       },
     );
     await packed;

@@ -23,6 +23,7 @@ import {
 import { connect as netConnect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
+import { open } from 'node:fs/promises';
 import { pack as tarPack, type Header } from 'tar-stream';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import type { ExecdClient } from '../../client/connection.js';
@@ -35,6 +36,7 @@ import {
   transferStreamPreamble,
 } from '../../protocol/fs.js';
 import { SessionOpen } from '../../protocol/methods.js';
+import { TarUnpackStream, TreeUnpacker } from '../../shared/tree-unpack.js';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { rejection } from '../helpers/rejection.js';
 import { waitFor } from '../helpers/wait.js';
@@ -222,6 +224,106 @@ describe('tree transfers', () => {
     expect(existsSync(join(daemon.dir, 'escape.txt'))).toBe(false);
     expect(readFileSync(token).length).toBeGreaterThan(0);
     expect(statSync(token).nlink).toBe(1);
+  });
+
+  it('entries that reuse a name land as the archive orders them, while earlier files are still being written', async () => {
+    const { daemon, workspace, client, sessionId } = await fsFixture();
+    // Enough small files before the clashes that some are still being written when the clash arrives.
+    const many = Array.from({ length: 200 }, (_, i) => ({ header: { name: `many/f${i}` }, body: `file ${i}` }));
+    const archive = await archiveOf([
+      ...many,
+      { header: { name: 'f', mode: 0o644 }, body: 'one' },
+      { header: { name: 'f', mode: 0o755 }, body: 'two' },
+      { header: { name: 'g', type: 'link', linkname: 'f' } },
+      { header: { name: 's' }, body: 'a file first' },
+      { header: { name: 's', type: 'symlink', linkname: 'f' } },
+      { header: { name: 't' }, body: 'a file first' },
+      { header: { name: 't', type: 'directory', mode: 0o750 } },
+      { header: { name: 't/inside' }, body: 'in t' },
+      { header: { name: 'many/f7' }, body: 'again' },
+    ]);
+    const { error } = await uploadArchive(daemon, client, sessionId, 'clash', archive);
+    expect(error).toBeUndefined();
+    const at = (name: string) => join(workspace, 'clash', name);
+    expect(readFileSync(at('f'), 'utf8')).toBe('two');
+    expect(statSync(at('f')).mode & 0o777).toBe(0o755);
+    expect(statSync(at('g')).ino).toBe(statSync(at('f')).ino);
+    expect(readlinkSync(at('s'))).toBe('f');
+    expect(statSync(at('t')).mode & 0o777).toBe(0o750);
+    expect(readFileSync(at('t/inside'), 'utf8')).toBe('in t');
+    expect(readFileSync(at('many/f7'), 'utf8')).toBe('again');
+    expect(readFileSync(at('many/f199'), 'utf8')).toBe('file 199');
+    expect(readdirSync(at('many'))).toHaveLength(200);
+
+    // A file, then an entry through it as if it were a directory: refused, nothing left.
+    const through = await archiveOf([
+      ...many,
+      { header: { name: 'a' }, body: 'x' },
+      { header: { name: 'a/b' }, body: 'y' },
+    ]);
+    const refused = await uploadArchive(daemon, client, sessionId, 'through', through);
+    expect(refused.error).toMatchObject({ errorName: 'FS_DENIED' });
+    expect(refused.error?.message).toMatch(/"a" is not a directory of the archive/);
+    expect(existsSync(join(workspace, 'through'))).toBe(false);
+    expect(leftoversIn(workspace)).toEqual([]);
+  });
+
+  it('with every new small file written on the thread pool, reused names still land in the archive order', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'execd-tree-order-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    /** Unpacks `archive` into a fresh `name` below `dir`, every new small file (but the samples) in the background. */
+    const unpack = async (name: string, archive: Buffer) => {
+      const root = join(dir, name);
+      mkdirSync(root);
+      const handle = await open(root, 'r');
+      const unpacker = new TreeUnpacker(
+        { handle, real: root },
+        { maxEntries: 1e6, maxFileBytes: 1e9, maxTotalBytes: 1e9 },
+        undefined,
+        0,
+      );
+      const stream = new TarUnpackStream(unpacker);
+      try {
+        for (let at = 0; at < archive.length; at += 4096) await stream.write(archive.subarray(at, at + 4096));
+        await stream.end();
+        await unpacker.finish();
+      } finally {
+        await unpacker.close();
+        await handle.close();
+      }
+      return root;
+    };
+    const many = Array.from({ length: 200 }, (_, i) => ({ header: { name: `many/f${i}` }, body: `file ${i}` }));
+    const root = await unpack(
+      'clash',
+      await archiveOf([
+        ...many,
+        { header: { name: 'f', mode: 0o644 }, body: 'one' },
+        { header: { name: 'f', mode: 0o755 }, body: 'two' },
+        { header: { name: 'g', type: 'link', linkname: 'f' } },
+        { header: { name: 's' }, body: 'a file first' },
+        { header: { name: 's', type: 'symlink', linkname: 'f' } },
+        { header: { name: 't' }, body: 'a file first' },
+        { header: { name: 't', type: 'directory', mode: 0o750 } },
+        { header: { name: 't/inside' }, body: 'in t' },
+        { header: { name: 'many/f7' }, body: 'again' },
+      ]),
+    );
+    expect(readFileSync(join(root, 'f'), 'utf8')).toBe('two');
+    expect(statSync(join(root, 'f')).mode & 0o777).toBe(0o755);
+    expect(statSync(join(root, 'g')).ino).toBe(statSync(join(root, 'f')).ino);
+    expect(readlinkSync(join(root, 's'))).toBe('f');
+    expect(statSync(join(root, 't')).mode & 0o777).toBe(0o750);
+    expect(readFileSync(join(root, 't/inside'), 'utf8')).toBe('in t');
+    expect(readFileSync(join(root, 'many/f7'), 'utf8')).toBe('again');
+    expect(readFileSync(join(root, 'many/f199'), 'utf8')).toBe('file 199');
+    expect(readdirSync(join(root, 'many'))).toHaveLength(200);
+    await expect(
+      unpack(
+        'through',
+        await archiveOf([...many, { header: { name: 'a' }, body: 'x' }, { header: { name: 'a/b' }, body: 'y' }]),
+      ),
+    ).rejects.toThrow(/"a" is not a directory of the archive/);
   });
 
   it('no tree lands in or replaces a directory holding a hidden place; chunks are refused for a tar upload', async () => {
