@@ -41,10 +41,14 @@ class FramedSocketWriter extends AbstractMessageWriter implements MessageWriter 
     socket.on('close', () => this.fireClose());
   }
 
+  /**
+   * A message for a socket already gone is dropped, not rejected: vscode-jsonrpc rethrows a failed
+   * write from inside a promise executor, an unhandled rejection that can end the caller's
+   * process. The socket's close, which follows, rejects the waiting call as lost (the client then
+   * sends a keyed call again) rather than leaving it waiting.
+   */
   write(message: Message): Promise<void> {
-    if (this.socket.destroyed || !this.socket.writable)
-      return Promise.reject(new Error('the connection to the daemon is closed'));
-    this.socket.write(frameMessage(message), 'utf8');
+    if (!this.socket.destroyed && this.socket.writable) this.socket.write(frameMessage(message), 'utf8');
     return Promise.resolve();
   }
 
