@@ -117,6 +117,31 @@ async function uploadArchive(
   }
 }
 
+/** 200 small files, `many/f0` … `many/f199`. */
+function manySmallFiles() {
+  return Array.from({ length: 200 }, (_, i) => ({ header: { name: `many/f${i}` }, body: `file ${i}` }));
+}
+
+/**
+ * 200 small files, then entries that reuse names (a file twice, a hard link to it, a file then a
+ * symlink, a file then a directory with an entry in it, one of the 200 again): enough files first
+ * that some are still being written when the clashes arrive.
+ */
+function clashingEntries() {
+  return [
+    ...manySmallFiles(),
+    { header: { name: 'f', mode: 0o644 }, body: 'one' },
+    { header: { name: 'f', mode: 0o755 }, body: 'two' },
+    { header: { name: 'g', type: 'link' as const, linkname: 'f' } },
+    { header: { name: 's' }, body: 'a file first' },
+    { header: { name: 's', type: 'symlink' as const, linkname: 'f' } },
+    { header: { name: 't' }, body: 'a file first' },
+    { header: { name: 't', type: 'directory' as const, mode: 0o750 } },
+    { header: { name: 't/inside' }, body: 'in t' },
+    { header: { name: 'many/f7' }, body: 'again' },
+  ];
+}
+
 describe('tree transfers', () => {
   it('a tree goes up and comes back with its bytes, symlinks, hard links and modes', async () => {
     const { daemon, workspace, client, sessionId } = await fsFixture();
@@ -228,20 +253,7 @@ describe('tree transfers', () => {
 
   it('entries that reuse a name land as the archive orders them, while earlier files are still being written', async () => {
     const { daemon, workspace, client, sessionId } = await fsFixture();
-    // Enough small files before the clashes that some are still being written when the clash arrives.
-    const many = Array.from({ length: 200 }, (_, i) => ({ header: { name: `many/f${i}` }, body: `file ${i}` }));
-    const archive = await archiveOf([
-      ...many,
-      { header: { name: 'f', mode: 0o644 }, body: 'one' },
-      { header: { name: 'f', mode: 0o755 }, body: 'two' },
-      { header: { name: 'g', type: 'link', linkname: 'f' } },
-      { header: { name: 's' }, body: 'a file first' },
-      { header: { name: 's', type: 'symlink', linkname: 'f' } },
-      { header: { name: 't' }, body: 'a file first' },
-      { header: { name: 't', type: 'directory', mode: 0o750 } },
-      { header: { name: 't/inside' }, body: 'in t' },
-      { header: { name: 'many/f7' }, body: 'again' },
-    ]);
+    const archive = await archiveOf(clashingEntries());
     const { error } = await uploadArchive(daemon, client, sessionId, 'clash', archive);
     expect(error).toBeUndefined();
     const at = (name: string) => join(workspace, 'clash', name);
@@ -257,7 +269,7 @@ describe('tree transfers', () => {
 
     // A file, then an entry through it as if it were a directory: refused, nothing left.
     const through = await archiveOf([
-      ...many,
+      ...manySmallFiles(),
       { header: { name: 'a' }, body: 'x' },
       { header: { name: 'a/b' }, body: 'y' },
     ]);
@@ -293,22 +305,7 @@ describe('tree transfers', () => {
       }
       return root;
     };
-    const many = Array.from({ length: 200 }, (_, i) => ({ header: { name: `many/f${i}` }, body: `file ${i}` }));
-    const root = await unpack(
-      'clash',
-      await archiveOf([
-        ...many,
-        { header: { name: 'f', mode: 0o644 }, body: 'one' },
-        { header: { name: 'f', mode: 0o755 }, body: 'two' },
-        { header: { name: 'g', type: 'link', linkname: 'f' } },
-        { header: { name: 's' }, body: 'a file first' },
-        { header: { name: 's', type: 'symlink', linkname: 'f' } },
-        { header: { name: 't' }, body: 'a file first' },
-        { header: { name: 't', type: 'directory', mode: 0o750 } },
-        { header: { name: 't/inside' }, body: 'in t' },
-        { header: { name: 'many/f7' }, body: 'again' },
-      ]),
-    );
+    const root = await unpack('clash', await archiveOf(clashingEntries()));
     expect(readFileSync(join(root, 'f'), 'utf8')).toBe('two');
     expect(statSync(join(root, 'f')).mode & 0o777).toBe(0o755);
     expect(statSync(join(root, 'g')).ino).toBe(statSync(join(root, 'f')).ino);
@@ -321,7 +318,11 @@ describe('tree transfers', () => {
     await expect(
       unpack(
         'through',
-        await archiveOf([...many, { header: { name: 'a' }, body: 'x' }, { header: { name: 'a/b' }, body: 'y' }]),
+        await archiveOf([
+          ...manySmallFiles(),
+          { header: { name: 'a' }, body: 'x' },
+          { header: { name: 'a/b' }, body: 'y' },
+        ]),
       ),
     ).rejects.toThrow(/"a" is not a directory of the archive/);
   });
