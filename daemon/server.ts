@@ -46,14 +46,10 @@ import { SpillSweeper } from './state/spill-sweep.js';
 import { probePty } from './terminals/pty.js';
 import { TerminalTable } from './terminals/terminal-table.js';
 import { RegexChecker } from './waits/regex-checker.js';
-import { childProbe, ownChildren, reapStrayChildren } from './jobs/inherited-children.js';
-import { handedOver, releaseOwnLocks } from './upgrade/handover.js';
-import { closeFd, setChildSubreaper } from './host/libc.js';
+import { handedOver } from './upgrade/handover.js';
+import { reapStrayChildren } from './jobs/inherited-children.js';
+import { adoptedProbe, closeUnclaimedPipes, takeOverLocksAndChildren } from './upgrade/takeover.js';
 import { execNewProgram, flushCaller, prepareUpgrade, windDown, type PreparedUpgrade } from './upgrade/upgrade.js';
-import { socketLockPath, stateLockPath } from '../shared/ownership.js';
-import { isOwnChild, type AdoptedProbe } from './jobs/adopt.js';
-import type { Job } from './jobs/job.js';
-import { HandedPipes, pipedChildProbe } from './jobs/job-pipes.js';
 
 /** How to start a daemon. */
 export interface DaemonOptions {
@@ -122,17 +118,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   if (refusal) throw new Error(`refusing state directory: ${refusal}`);
   const socketRefusal = checkSocketDir(options.socketPath, platform);
   if (socketRefusal) throw new Error(socketRefusal);
-  // After an upgrade in place, the locks name this process already, and the jobs are its children
-  // (with, maybe, orphans of theirs: listed now, before this program spawns anything).
-  const inherited = handedOver() ? ownChildren() : [];
-  if (handedOver()) {
-    releaseOwnLocks([
-      stateLockPath(options.stateDir),
-      ...(platform.socketIsFile ? [socketLockPath(options.socketPath)] : []),
-    ]);
-    const refused = setChildSubreaper(false);
-    if (refused) options.log.warn({ reason: refused }, 'the daemon stays the reaper of orphans');
-  }
+  const inherited = takeOverLocksAndChildren(options.stateDir, options.socketPath, platform, options.log);
   // Owned before anything reads the state: a second daemon must change nothing.
   const ownership = claimOwnership(options.stateDir, options.socketPath, platform);
   let observability: Observability | undefined;
@@ -220,27 +206,12 @@ function restoreJournals(parts: Parts, config: ConfigStore, log: Logger): void {
   killOrphanedGroups(interrupted, processes, graceMs, log);
   // A job handed across an upgrade in place is this process's child: its real exit status is reaped.
   for (const job of adopted) followAdopted(job, processes, maxOutputBytes, log, adoptedProbe(job, graceMs));
-  const followed = new Set(adopted.map((job) => job.id));
-  for (const pipe of handedOver()?.pipes ?? []) if (!followed.has(pipe.jobId)) closeFd(pipe.fd);
+  closeUnclaimedPipes(adopted);
   if (adopted.length > 0) log.info({ adopted: adopted.map((job) => job.id) }, 'adopted running jobs');
   parts.terminals.restore();
   const orphanedRuns = killOrphanedRuns(parts.runJournal.open(), processes, graceMs, log);
   if (orphanedRuns > 0) log.info({ runs: orphanedRuns }, 'ending the foreground runs a crashed daemon left');
   processes.journalRuns(parts.runJournal);
-}
-
-/**
- * How an adopted job's end is seen: a child of this process handed across an upgrade in place is
- * reaped (its pipes, if handed over too, read on into its logs); another only seen gone.
- */
-function adoptedProbe(job: Job, graceMs: number): AdoptedProbe | undefined {
-  if (!isOwnChild(job.pid)) return undefined;
-  const pipes = handedOver()?.pipes.filter((pipe) => pipe.jobId === job.id) ?? [];
-  if (pipes.length === 0) return childProbe;
-  const handed = new HandedPipes(job, pipes);
-  // A next upgrade hands them on again.
-  job.detachPipes = handed.detach;
-  return pipedChildProbe(handed, graceMs);
 }
 
 /** A daemon that owns its state dir: its context, its listeners, its shutdown. */
