@@ -22,6 +22,7 @@ interface Libc {
   close(fd: number): number;
   prctl(option: number, ...rest: unknown[]): number;
   waitpid(pid: number, status: number[], options: number): number;
+  ioctl(fd: number, request: number, ...rest: unknown[]): number;
   errno(): number;
 }
 
@@ -30,7 +31,7 @@ let bound: Libc | string | undefined;
 /** The libc functions, or why they cannot be had here (not Linux, no glibc, koffi missing). */
 export function libc(): Libc | string {
   if (bound !== undefined) return bound;
-  if (process.platform !== 'linux') return (bound = `an upgrade in place is Linux-only (this is ${process.platform})`);
+  if (process.platform !== 'linux') return (bound = `these libc calls are Linux-only (this is ${process.platform})`);
   try {
     const ffi = koffi();
     const lib = ffi.load('libc.so.6');
@@ -41,6 +42,7 @@ export function libc(): Libc | string {
       close: lib.func('int close(int fd)') as Libc['close'],
       prctl: lib.func('int prctl(int option, ...)') as Libc['prctl'],
       waitpid: lib.func('int waitpid(int pid, _Out_ int *status, int options)') as Libc['waitpid'],
+      ioctl: lib.func('int ioctl(int fd, unsigned long request, ...)') as Libc['ioctl'],
       errno: () => ffi.errno(),
     };
     return bound;
@@ -134,4 +136,15 @@ export function execProgram(path: string, argv: string[], env: Record<string, st
   const envp = Object.entries(env).map(([key, value]) => `${key}=${value}`);
   c.execve(path, [...argv, null], [...envp, null]);
   return `execve(${path}) failed (errno ${c.errno()})`;
+}
+
+/** TCFLSH with TCIFLUSH (asm-generic/ioctls.h, termbits.h). */
+const TCFLSH = 0x540b;
+const TCIFLUSH = 0;
+
+/** Discards what was typed into a tty and not read yet (`tcflush(fd, TCIFLUSH)`); returns why it could not. */
+export function flushTtyInput(fd: number): string | undefined {
+  const c = libc();
+  if (typeof c === 'string') return c;
+  return c.ioctl(fd, TCFLSH, 'int', TCIFLUSH) < 0 ? `tcflush failed (errno ${c.errno()})` : undefined;
 }

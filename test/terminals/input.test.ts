@@ -77,4 +77,19 @@ describe('terminal input', () => {
     expect(full!.message).toMatch(/has \d+ bytes of input its program has not read yet/);
     await client.call(TerminalSignal, { sessionId, terminalId, signal: 'SIGKILL' });
   }, 60_000);
+
+  test('SIGINT discards the input typed for the program it ends, as a typed ^C does: the shell never runs it', async () => {
+    const { client, sessionId, terminalId, run } = await shellFixture();
+    expect(await run('sleep 30', { idleMs: 300 })).toMatchObject({ state: 'idle' });
+    // A line typed for `sleep`, which never reads it: queued in the tty.
+    await client.call(TerminalSend, { sessionId, terminalId, text: 'echo LEAKED-$((6*7))', idleMs: 200 });
+    const after = await client.call(TerminalSignal, { sessionId, terminalId, signal: 'SIGINT' });
+    expect(after.delivered).toBe(true);
+    // Everything the terminal prints once `sleep` is gone: the prompt, and nothing the shell ran.
+    const shown = await client.call(TerminalSend, { sessionId, terminalId, text: '', submit: false, idleMs: 500 });
+    expect(shown.waitReason).toBe('prompt');
+    const next = await run('echo next', { timeoutMs: 10_000 });
+    expect(next.output).toContain('next');
+    expect(`${shown.output}${next.output}`).not.toContain('LEAKED-42');
+  }, 60_000);
 });
