@@ -163,6 +163,19 @@ export const serveCommand: CommandRunner = async (argv) => {
   if (auditLog) mkdirSync(dirname(auditLog), { recursive: true, mode: 0o700 });
   const log = createLogger(level, logFile ? { kind: 'file', path: logFile } : { kind: 'stderr' });
   if (closedFds.length > 0) log.debug({ fds: closedFds }, 'closed descriptors inherited from the parent');
+  // Handlers first: the daemon says `listening` before startDaemon returns, and a signal sent on
+  // that line must not meet the default action (an exit with no shutdown at all). One that comes
+  // during the start is acted on once the daemon runs.
+  let serving: Awaited<ReturnType<typeof startDaemon>> | undefined;
+  let signalledBeforeStart: NodeJS.Signals | undefined;
+  // `on`, not `once`: a repeated signal during the shutdown must not kill the daemon before it has
+  // killed every process tree (the shutdown is idempotent and bounded by graceMs).
+  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
+    process.on(signal, () => {
+      if (serving) serving.context.requestShutdown(signal);
+      else signalledBeforeStart ??= signal;
+    });
+  }
   let daemon;
   try {
     // EXECD_CLEAN_ENV reaches a daemon the clients auto-start: they pass their environment on.
@@ -186,11 +199,8 @@ export const serveCommand: CommandRunner = async (argv) => {
     throw new CliError(`execd serve: ${message}`);
   }
   const running = daemon;
-  // `on`, not `once`: a repeated signal during the shutdown must not kill the daemon before it has
-  // killed every process tree (the shutdown is idempotent and bounded by graceMs).
-  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
-    process.on(signal, () => running.context.requestShutdown(signal));
-  }
+  serving = running;
+  if (signalledBeforeStart) running.context.requestShutdown(signalledBeforeStart);
   const stopIdleWatch =
     idleExitMs > 0
       ? watchIdle(
