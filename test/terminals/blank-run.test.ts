@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { mkdirSync } from 'node:fs';
 import { describe, expect, test } from 'vitest';
 import { createShellTools } from '../../client/tool/index.js';
-import { TerminalRead } from '../../protocol/methods.js';
+import { TerminalRead, TerminalSend } from '../../protocol/methods.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { shellFixture } from './terminal-helpers.js';
 
@@ -12,6 +12,8 @@ describe('blank commands', () => {
     const { run, client, sessionId, terminalId } = await shellFixture();
     expect(await run('')).toMatchObject({ state: 'completed', exitCode: 0, output: '', waitReason: 'prompt' });
     await run('(exit 2)');
+    // The prompt after that run may still be on its way: the offset is taken once output is quiet.
+    await client.call(TerminalSend, { sessionId, terminalId, text: '', submit: false, idleMs: 300 });
     const before = (await client.call(TerminalRead, { sessionId, terminalId })).nextOffset;
     const started = Date.now();
     for (const blank of ['', '   ', '\n', ' \t\n ']) {
