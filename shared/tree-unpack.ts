@@ -108,9 +108,9 @@ const errnoOf = (error: unknown) => (error as NodeJS.ErrnoException | undefined)
  * up an inode, which on a busy disk can take a millisecond); the calls on the open descriptor are
  * short, and made there they save four round trips of the event loop per file.
  */
-function writeNewFile(at: string, pieces: Uint8Array[], mode: number, mtime: Date): Promise<void> {
+function writeNewFile(at: string, pieces: Uint8Array[], file: NewFileMode, mtime: Date): Promise<void> {
   return new Promise((resolve, reject) => {
-    open(at, CREATE_FILE, 0o600, (error, fd) => {
+    open(at, CREATE_FILE, file.mode, (error, fd) => {
       if (error) return reject(error);
       try {
         try {
@@ -119,9 +119,7 @@ function writeNewFile(at: string, pieces: Uint8Array[], mode: number, mtime: Dat
             writeAllAt(fd, piece, position);
             position += piece.length;
           }
-          fchmodSync(fd, mode);
-          // A garbled time field decodes to an invalid date: the file keeps the time it was written.
-          if (Number.isFinite(mtime.getTime())) futimesSync(fd, mtime, mtime);
+          finishFile(fd, file, mtime);
         } finally {
           closeSync(fd);
         }
@@ -131,6 +129,19 @@ function writeNewFile(at: string, pieces: Uint8Array[], mode: number, mtime: Dat
       }
     });
   });
+}
+
+/** A new file's mode, and whether the umask takes bits from it (so it is set again once written). */
+interface NewFileMode {
+  mode: number;
+  masked: boolean;
+}
+
+/** Gives a written file its mode where the umask took bits from it, and its time. */
+function finishFile(fd: number, file: NewFileMode, mtime: Date): void {
+  if (file.masked) fchmodSync(fd, file.mode);
+  // A garbled time field decodes to an invalid date: the file keeps the time it was written.
+  if (Number.isFinite(mtime.getTime())) futimesSync(fd, mtime, mtime);
 }
 
 /** Writes `bytes` whole at `position`. */
@@ -146,10 +157,9 @@ function writeAllAt(fd: number, bytes: Uint8Array, position: number): void {
  * the archive's order: an entry is a handful of short calls, and each one through the thread pool
  * would cost a round trip of the event loop (measured on 10,000 files of 1-8 KiB, promise calls
  * one after another took 0.13x the throughput of `tar -x`). A new regular file of a name no entry
- * used yet is the exception: once its checks passed and its bytes arrived, its create, write,
- * chmod, utimes and close go to the thread pool as one chain while the archive reads on, so the
- * kernel's work (what most of the time is, on a disk whose inode tables are busy) overlaps the
- * parsing instead of adding to it. Until such a file is written, any later entry that uses its
+ * used yet is the exception, while creates are slow: once its checks passed and its bytes
+ * arrived, its create goes to the thread pool while the archive reads on, so the kernel's work
+ * (most of the time, on a disk whose inode tables are busy) overlaps the parsing. Until such a file is written, any later entry that uses its
  * name (a directory through it, a link to it, the same name again) waits for it, and its
  * directory's descriptor stays open, so the outcome is the one of the archive's order.
  */
@@ -173,6 +183,8 @@ export class TreeUnpacker {
   private createMs = 0;
   private sinceSample = 0;
   private rootMode = IMPLIED_DIRECTORY_MODE;
+  /** The process's umask when unpacking began (reading it sets it, so it is read once). */
+  private readonly umask = process.umask();
   /** Entries taken so far. */
   entries = 0;
   /** Bytes of regular files taken so far. */
@@ -292,6 +304,9 @@ export class TreeUnpacker {
   ): Promise<void> {
     const size = header.size;
     const mode = fileModeOf(name, header.mode);
+    // Created with its mode (the staging directory is 0700, so no one else reaches it meanwhile);
+    // set again once written only where the umask took bits from it.
+    const newFile = { mode, masked: (mode & this.umask) !== 0 };
     if (size > this.limits.maxFileBytes)
       throw new TreeRefusal(
         `entry ${JSON.stringify(name)} is ${size} bytes, over ${this.limits.maxFileBytes} (maxTreeFileBytes)`,
@@ -300,8 +315,8 @@ export class TreeUnpacker {
     if (this.fileBytes > this.limits.maxTotalBytes)
       throw new TreeRefusal(`the archive's files exceed ${this.limits.maxTotalBytes} bytes (maxTreeBytes)`);
     if (size <= BACKGROUND_FILE_BYTES && this.isFresh(rel) && this.createsAreSlow())
-      return this.writeInBackground(rel, parentKey, at, { mode, size, mtime: header.mtime }, data);
-    const fd = this.createFile(name, at);
+      return this.writeInBackground(rel, parentKey, at, { ...newFile, size, mtime: header.mtime }, data);
+    const fd = this.createFile(name, at, mode);
     try {
       let position = 0;
       await eachPiece(data, (chunk) => {
@@ -312,9 +327,7 @@ export class TreeUnpacker {
           position += bytes;
         }
       });
-      fchmodSync(fd, mode);
-      // A garbled time field decodes to an invalid date: the file keeps the time it was written.
-      if (Number.isFinite(header.mtime.getTime())) futimesSync(fd, header.mtime, header.mtime);
+      finishFile(fd, newFile, header.mtime);
     } finally {
       closeSync(fd);
     }
@@ -330,17 +343,17 @@ export class TreeUnpacker {
     rel: string,
     parentKey: string,
     at: string,
-    file: { mode: number; size: number; mtime: Date },
+    file: NewFileMode & { size: number; mtime: Date },
     data: EntryContent,
   ): Promise<void> {
-    const { mode, size, mtime } = file;
+    const { size, mtime } = file;
     const pieces: Uint8Array[] = [];
     this.busyDirs.set(parentKey, (this.busyDirs.get(parentKey) ?? 0) + 1);
     let job: Promise<void>;
     try {
       await eachPiece(data, (piece) => pieces.push(piece));
       this.throwIfFailed();
-      job = writeNewFile(at, pieces, mode, mtime);
+      job = writeNewFile(at, pieces, file, mtime);
     } catch (error) {
       this.release(parentKey);
       throw error;
@@ -382,17 +395,17 @@ export class TreeUnpacker {
   }
 
   /** A new file at `at`; an earlier entry of the same name (not a directory) is replaced. */
-  private createFile(name: string, at: string): number {
+  private createFile(name: string, at: string, mode: number): number {
     try {
       const started = performance.now();
-      const fd = openSync(at, CREATE_FILE, 0o600);
+      const fd = openSync(at, CREATE_FILE, mode);
       this.createMs = 0.9 * this.createMs + 0.1 * (performance.now() - started);
       return fd;
     } catch (error) {
       if (errnoOf(error) !== 'EEXIST') throw error;
     }
     this.clear(name, at);
-    return openSync(at, CREATE_FILE, 0o600);
+    return openSync(at, CREATE_FILE, mode);
   }
 
   /** A hard link to a regular file written earlier by this archive, and nothing else. */

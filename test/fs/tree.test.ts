@@ -142,6 +142,31 @@ function clashingEntries() {
   ];
 }
 
+/**
+ * Unpacks `archive` into the new directory `root` in this process; `slowCreateMs` 0 writes every
+ * new small file (but the samples) in the background, Infinity none.
+ */
+async function unpackHere(root: string, archive: Buffer, slowCreateMs: number): Promise<string> {
+  mkdirSync(root);
+  const handle = await open(root, 'r');
+  const unpacker = new TreeUnpacker(
+    { handle, real: root },
+    { maxEntries: 1e6, maxFileBytes: 1e9, maxTotalBytes: 1e9 },
+    undefined,
+    slowCreateMs,
+  );
+  const stream = new TarUnpackStream(unpacker);
+  try {
+    for (let at = 0; at < archive.length; at += 4096) await stream.write(archive.subarray(at, at + 4096));
+    await stream.end();
+    await unpacker.finish();
+  } finally {
+    await unpacker.close();
+    await handle.close();
+  }
+  return root;
+}
+
 describe('tree transfers', () => {
   it('a tree goes up and comes back with its bytes, symlinks, hard links and modes', async () => {
     const { daemon, workspace, client, sessionId } = await fsFixture();
@@ -280,31 +305,32 @@ describe('tree transfers', () => {
     expect(leftoversIn(workspace)).toEqual([]);
   });
 
+  it('files land with their exact modes whatever the umask, written here or in the background', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'execd-tree-modes-'));
+    const umask = process.umask();
+    onTestFinished(() => {
+      process.umask(umask);
+      rmSync(dir, { recursive: true, force: true });
+    });
+    const modes = [0o644, 0o755, 0o666, 0o777, 0o600, 0o444, 0o1755];
+    const archive = await archiveOf([
+      ...manySmallFiles(),
+      ...modes.map((mode) => ({ header: { name: `m${mode.toString(8)}`, mode }, body: 'x' })),
+    ]);
+    for (const mask of [0o077, 0o022, 0o000])
+      for (const slowCreateMs of [Number.POSITIVE_INFINITY, 0]) {
+        process.umask(mask);
+        const root = await unpackHere(join(dir, `${mask.toString(8)}-${slowCreateMs}`), archive, slowCreateMs);
+        process.umask(umask);
+        const landed = modes.map((mode) => statSync(join(root, `m${mode.toString(8)}`)).mode & 0o7777);
+        expect({ mask, slowCreateMs, landed }).toEqual({ mask, slowCreateMs, landed: modes });
+      }
+  });
+
   it('with every new small file written on the thread pool, reused names still land in the archive order', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'execd-tree-order-'));
     onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
-    /** Unpacks `archive` into a fresh `name` below `dir`, every new small file (but the samples) in the background. */
-    const unpack = async (name: string, archive: Buffer) => {
-      const root = join(dir, name);
-      mkdirSync(root);
-      const handle = await open(root, 'r');
-      const unpacker = new TreeUnpacker(
-        { handle, real: root },
-        { maxEntries: 1e6, maxFileBytes: 1e9, maxTotalBytes: 1e9 },
-        undefined,
-        0,
-      );
-      const stream = new TarUnpackStream(unpacker);
-      try {
-        for (let at = 0; at < archive.length; at += 4096) await stream.write(archive.subarray(at, at + 4096));
-        await stream.end();
-        await unpacker.finish();
-      } finally {
-        await unpacker.close();
-        await handle.close();
-      }
-      return root;
-    };
+    const unpack = (name: string, archive: Buffer) => unpackHere(join(dir, name), archive, 0);
     const root = await unpack('clash', await archiveOf(clashingEntries()));
     expect(readFileSync(join(root, 'f'), 'utf8')).toBe('two');
     expect(statSync(join(root, 'f')).mode & 0o777).toBe(0o755);
