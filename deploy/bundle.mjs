@@ -28,7 +28,6 @@ const ENTRIES = [
   'daemon/fs/watch-worker.js',
   'daemon/sandbox/landlock-launcher.js',
   'daemon/sandbox/confined-worker.js',
-  'shared/tree-write-worker.js',
 ];
 
 /**
