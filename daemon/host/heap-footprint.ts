@@ -15,9 +15,19 @@ import { runInNewContext } from 'node:vm';
 /** How long the daemon must be quiet before the collection. */
 export const QUIET_MS = 1_000;
 
-/** Keeps the young generation at its first size; call before the daemon's modules load. */
+const KEEP_YOUNG_GENERATION = '--semi-space-growth-factor=1';
+
+/**
+ * Keeps the young generation at its first size; call before the daemon's modules load. Starting a
+ * worker thread sets V8's flags back to the command line's, this one with them (after one thread
+ * started, a tree upload grew the young generation to 32 MB), so it is set again for each thread.
+ */
 export function keepYoungGenerationSmall(): void {
-  setFlagsFromString('--semi-space-growth-factor=1');
+  setFlagsFromString(KEEP_YOUNG_GENERATION);
+  process.on('worker', (worker) => {
+    setFlagsFromString(KEEP_YOUNG_GENERATION);
+    worker.once('online', () => setFlagsFromString(KEEP_YOUNG_GENERATION));
+  });
 }
 
 /** V8's `gc()`, exposed at run time (the `--expose-gc` flag is read when a context is made). */

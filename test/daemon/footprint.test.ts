@@ -12,6 +12,7 @@ import { HELPER_IDLE_MS } from '../../daemon/host/idle-release.js';
 import { JobRelease, JobWait, ShellRun, ShellStart } from '../../protocol/methods.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { spawnerProcesses } from '../helpers/procs.js';
+import { scrape, startObservedDaemon } from '../observability/helpers.js';
 
 /** `Pss_Anon` of a process, in MB. */
 function anonMb(pid: number): number {
@@ -53,4 +54,21 @@ describe('daemon footprint', { timeout: 120_000 }, () => {
     expect(after.threads).toBe(idle.threads);
     expect(after.anon - idle.anon).toBeLessThan(6);
   });
+
+  it('keeps the young generation at its first size through a burst after a worker thread started', async () => {
+    const { daemon, base } = await startObservedDaemon();
+    const client = await daemon.session('y');
+    const youngGeneration = async () =>
+      (await scrape(base)).samples.get('nodejs_heap_space_size_total_bytes{space="new"}')! / 2 ** 20;
+    const first = await youngGeneration();
+    // A pattern wait starts the pattern thread; starting a thread resets V8's flags.
+    const { jobId } = await client.call(ShellStart, { sessionId: 'y', command: 'echo ready; sleep 0.2' });
+    await client.call(JobWait, { sessionId: 'y', jobId, until: { output: '^ready$' } });
+    await client.call(JobWait, { sessionId: 'y', jobId });
+    for (let i = 0; i < 200; i++) await client.call(ShellRun, { sessionId: 'y', command: 'echo run' });
+    const after = await youngGeneration();
+    console.log(`young generation: ${first} MB at start, ${after} MB after the thread and 200 runs`);
+    expect(after).toBeLessThanOrEqual(first);
+  });
 });
+
