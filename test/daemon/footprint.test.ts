@@ -71,4 +71,3 @@ describe('daemon footprint', { timeout: 120_000 }, () => {
     expect(after).toBeLessThanOrEqual(first);
   });
 });
-
