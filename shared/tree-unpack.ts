@@ -159,9 +159,10 @@ function writeAllAt(fd: number, bytes: Uint8Array, position: number): void {
  * one after another took 0.13x the throughput of `tar -x`). A new regular file of a name no entry
  * used yet is the exception, while creates are slow: once its checks passed and its bytes
  * arrived, its create goes to the thread pool while the archive reads on, so the kernel's work
- * (most of the time, on a disk whose inode tables are busy) overlaps the parsing. Until such a file is written, any later entry that uses its
- * name (a directory through it, a link to it, the same name again) waits for it, and its
- * directory's descriptor stays open, so the outcome is the one of the archive's order.
+ * (most of the time, on a disk whose inode tables are busy) overlaps the parsing. Until such a
+ * file is written, any later entry that uses its name (a directory through it, a link to it, the
+ * same name again) waits for it, and its directory's descriptor stays open, so the outcome is the
+ * one of the archive's order.
  */
 export class TreeUnpacker {
   private readonly root: OpenDir;
