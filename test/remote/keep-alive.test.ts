@@ -62,11 +62,13 @@ describe('keepAliveMs', () => {
 
   it('keeps an idle, live connection open across many keep-alive periods', async () => {
     const target = await startTlsDaemon();
-    const client = await connect(target.url, { ca: pem(target.ca.cert), token: target.token, keepAliveMs: 200 });
+    // 500 ms gives each probe's round trip 250 ms (probe after 125 ms quiet, closed after 375 ms):
+    // at 200 ms (50 ms) a busy 2-core machine could miss it once and close a live connection.
+    const client = await connect(target.url, { ca: pem(target.ca.cert), token: target.token, keepAliveMs: 500 });
     onTestFinished(() => client.close());
     await client.call(SessionOpen, { sessionId: 'k', cwd: target.daemon.dir });
-    // Two seconds without a byte of output: only the probes' answers show the daemon is there.
-    const result = await client.run({ sessionId: 'k', command: 'sleep 2; echo still' });
+    // Three seconds (six periods) without a byte of output: only the probes' answers show the daemon is there.
+    const result = await client.run({ sessionId: 'k', command: 'sleep 3; echo still' });
     expect(result.stdout.text).toBe('still\n');
   });
 
