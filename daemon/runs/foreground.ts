@@ -13,7 +13,7 @@ import { FileCapture, openFileCapture } from '../../spill/file-capture.js';
 import type { ProcessRegistry } from '../processes/process-registry.js';
 import { DenialScanner } from '../sandbox/denial.js';
 import { confinedExit } from '../sandbox/exit-status.js';
-import { runnerFailure } from '../sandbox/runner-failure.js';
+import { lostMountRace, runnerFailure, RunnerMessageHold } from '../sandbox/runner-failure.js';
 import { sandboxReport, sandboxUnavailable, type Confinement } from '../sandbox/runner.js';
 import { Deadline, SHUTDOWN_ABORT } from '../executor/deadline.js';
 import { drainAfterExit } from '../executor/drain.js';
@@ -85,30 +85,54 @@ function throttle(pipes: Array<Readable | null>, flow: OutputFlow | undefined): 
   return () => paused;
 }
 
+/**
+ * How many times a confined run is started while its runner loses races with the mount table
+ * (`lostMountRace`): the command never ran, so starting it again changes nothing but the outcome.
+ */
+const RUNNER_STARTS = 3;
+
+/** What `runOnce` answers when its runner failed in a way worth starting again. */
+const START_AGAIN = Symbol('start again');
+
 /** Runs a resolved spec to its end. Non-zero exits, timeouts and aborts are results, not errors. */
 export async function runForeground(spec: ExecSpec, ctx: RunContext): Promise<ShellRunResult | ExecdError> {
   const missing = checkWorkdir(spec.workdir);
   if (missing) return missing;
-  const { config } = ctx;
+  // A FIFO stdin is unlinked at the first spawn: such a run is started once.
+  const starts = ctx.stdinPath === undefined ? RUNNER_STARTS : 1;
+  for (let start = 1; ; start++) {
+    const outcome = await runOnce(spec, ctx, start < starts);
+    if (outcome !== START_AGAIN) return outcome;
+  }
+}
+
+/** One start of a run; `START_AGAIN` (only when `mayStartAgain`) when its runner lost a mount race. */
+async function runOnce(
+  spec: ExecSpec,
+  ctx: RunContext,
+  mayStartAgain: boolean,
+): Promise<ShellRunResult | ExecdError | typeof START_AGAIN> {
+  const { config, confinement } = ctx;
   const started = performance.now();
+  const streamed = ctx.onOutput !== undefined || ctx.onBytes !== undefined;
+  // Whatever streams of a confined run waits while it may be the runner's failure (runner-failure.ts).
+  const hold = confinement && streamed ? new RunnerMessageHold() : undefined;
   const collector = (stream: StreamName, maxBytes: number) =>
     new OutputCollector({
       maxBytes,
       maxSpillBytes: config.maxSpillBytes,
       spillPath: ctx.spillPath(stream),
-      onText: ctx.onOutput && ((text) => ctx.onOutput!(stream, text)),
-      onBytes: ctx.onBytes && ((chunk) => ctx.onBytes!(stream, chunk)),
+      onText: ctx.onOutput && ((text) => sendOrHold(hold, () => ctx.onOutput!(stream, text))),
+      onBytes: ctx.onBytes && ((chunk) => sendOrHold(hold, () => ctx.onBytes!(stream, chunk))),
     });
   // A capture file that cannot be opened, or a nearly full disk, means a pipe (see openFileCapture).
   const fileCapture = (stream: StreamName, maxBytes: number) => {
     const capture = openFileCapture({ maxBytes, maxSpillBytes: config.maxSpillBytes, path: ctx.spillPath(stream) });
     return capture instanceof FileCapture ? capture : collector(stream, maxBytes);
   };
-  const { confinement } = ctx;
   // A stream goes straight from the child into its capture file unless it is streamed (or, for
   // stderr, scanned for sandbox denials): no byte passes through the daemon, capture runs at the
   // speed of a shell redirect, and a run without pipes costs no pipe handling at all.
-  const streamed = ctx.onOutput !== undefined || ctx.onBytes !== undefined;
   // A confined spawner cannot open capture files (they are in the hidden state dir): pipes.
   const piped = streamed || confinement?.spawner !== undefined;
   const stdout = piped ? collector('stdout', spec.stdoutMaxBytes) : fileCapture('stdout', spec.stdoutMaxBytes);
@@ -138,10 +162,16 @@ export async function runForeground(spec: ExecSpec, ctx: RunContext): Promise<Sh
   const group = ctx.processes.track({ pgid: pid, sessionId: ctx.sessionId, kind: 'run' });
   ctx.onRunning?.(pid);
 
-  if (stdout instanceof OutputCollector) child.stdout!.on('data', (chunk: Buffer) => stdout.write(chunk));
+  if (stdout instanceof OutputCollector) {
+    child.stdout!.on('data', (chunk: Buffer) => {
+      hold?.release();
+      stdout.write(chunk);
+    });
+  }
   const denials = confinement && new DenialScanner(confinement.denialSignatures);
   if (stderr instanceof OutputCollector) {
     child.stderr!.on('data', (chunk: Buffer) => {
+      hold?.see(chunk);
       stderr.write(chunk);
       denials?.write(chunk);
     });
@@ -185,25 +215,31 @@ export async function runForeground(spec: ExecSpec, ctx: RunContext): Promise<Sh
   const leftover = !deadline.reason && groupAlive(pid);
   if (leftover) group.kind = 'leftover';
   else ctx.processes.untrack(group);
-  // What its resource limits did, read before its cgroup goes.
-  const limitReport = unit === undefined ? {} : scopes.limitReport(ctx.sessionId, unit);
-  // Gone unless something of the run still lives in it (until session close).
-  if (unit !== undefined) scopes.release(ctx.sessionId, unit);
 
   // A leftover may still hold a capture file: it is held at the answered size while it lives.
   const writersAlive = leftover ? () => groupAlive(pid) : undefined;
   const stdoutResult = stdout.finish(writersAlive);
   const stderrResult = stderr.finish(writersAlive);
-  ctx.onOutputBytes?.(stdout.totalBytes + stderr.totalBytes);
-  if (confinement) {
-    const reason = runnerFailure({
+  const failed =
+    confinement &&
+    runnerFailure({
       exitCode,
       stdoutBytes: stdout.totalBytes,
       stderr: stderrResult.text,
       stderrTruncated: stderrResult.truncated,
     });
-    if (reason) return sandboxUnavailable(confinement.mode, `the runner failed before the command ran: ${reason}`);
+  // Nothing ran and nothing is left: the next start keeps the unit and its cgroup.
+  if (failed && mayStartAgain && !leftover && !deadline.reason && lostMountRace(failed)) {
+    hold?.drop();
+    return START_AGAIN;
   }
+  hold?.release();
+  // What its resource limits did, read before its cgroup goes.
+  const limitReport = unit === undefined ? {} : scopes.limitReport(ctx.sessionId, unit);
+  // Gone unless something of the run still lives in it (until session close).
+  if (unit !== undefined) scopes.release(ctx.sessionId, unit);
+  ctx.onOutputBytes?.(stdout.totalBytes + stderr.totalBytes);
+  if (failed) return sandboxUnavailable(confinement.mode, `the runner failed before the command ran: ${failed}`);
   return {
     exitCode,
     signal,
@@ -218,4 +254,10 @@ export async function runForeground(spec: ExecSpec, ctx: RunContext): Promise<Sh
     sandbox: sandboxReport(spec.sandboxPolicy.mode, confinement, denials?.denied ?? false),
     ...limitReport,
   };
+}
+
+/** Sends streamed output now, or through the hold of a confined run. */
+function sendOrHold(hold: RunnerMessageHold | undefined, send: () => void): void {
+  if (hold) hold.pass(send);
+  else send();
 }

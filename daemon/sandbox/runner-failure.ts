@@ -24,3 +24,70 @@ export function runnerFailure(outcome: RunOutcome): string | undefined {
   if (!RUNNER_MESSAGE.test(outcome.stderr)) return undefined;
   return outcome.stderr.trim().split('\n').join('; ');
 }
+
+/**
+ * bwrap's failures that come from the mount table changing under it (containers/bubblewrap#650):
+ * it copies the table, then remounts each mount below `/` read-only, and a mount another process
+ * removed in between (a container stopping, an automount expiring) fails that remount. Nothing ran
+ * and nothing is wrong with the plan, so the start is worth another try.
+ */
+const MOUNT_TABLE_RACE =
+  /Unable to apply mount flags: remount "[^"]*": (?:No such file or directory|Invalid argument)|Unable to find "[^"]*" in mount table/;
+
+/** True when a runner failure (as `runnerFailure` words it) lost a race with the mount table. */
+export function lostMountRace(reason: string): boolean {
+  return MOUNT_TABLE_RACE.test(reason);
+}
+
+/** How much stderr a hold keeps before it gives up: a runner's own message is one short line. */
+const MAX_HELD_CHARS = 4096;
+
+const RUNNER_PREFIXES = ['bwrap: ', 'landlock: '];
+
+/** True while `text` may still turn out to be only runner lines (its last line may be partial). */
+function mayBeRunnerMessage(text: string): boolean {
+  const lines = text.split('\n');
+  const last = lines.pop()!;
+  return (
+    lines.every((line) => RUNNER_PREFIXES.some((prefix) => line.startsWith(prefix))) &&
+    RUNNER_PREFIXES.some((prefix) => last.startsWith(prefix) || prefix.startsWith(last))
+  );
+}
+
+/**
+ * Holds back a confined run's streamed stderr while all of it may still be the runner's own
+ * failure, so a start that is tried again (`lostMountRace`) streams nothing of the failed one. The
+ * hold ends at the first stdout, at stderr that cannot be a runner message, or when the run ends.
+ */
+export class RunnerMessageHold {
+  private seen = '';
+  private held: Array<() => void> | undefined = [];
+  private dropped = false;
+
+  /** Reads a stderr chunk before it is passed on; the hold ends once it cannot be a runner's message. */
+  see(chunk: Buffer): void {
+    if (!this.held) return;
+    this.seen += chunk.toString('latin1');
+    if (this.seen.length > MAX_HELD_CHARS || !mayBeRunnerMessage(this.seen)) this.release();
+  }
+
+  /** Calls `send` now, or in order once the hold ends; never after `drop`. */
+  pass(send: () => void): void {
+    if (this.dropped) return;
+    if (this.held) this.held.push(send);
+    else send();
+  }
+
+  /** Ends the hold: what it kept is sent, in order. */
+  release(): void {
+    const held = this.held;
+    this.held = undefined;
+    for (const send of held ?? []) send();
+  }
+
+  /** Ends the hold and forgets what it kept: this start's output is not the run's. */
+  drop(): void {
+    this.held = undefined;
+    this.dropped = true;
+  }
+}

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { DenialScanner, hasDenialSignature, LANDLOCK_SIGNATURES } from '../../daemon/sandbox/denial.js';
 import { confinedExit } from '../../daemon/sandbox/exit-status.js';
-import { runnerFailure } from '../../daemon/sandbox/runner-failure.js';
+import { lostMountRace, runnerFailure, RunnerMessageHold } from '../../daemon/sandbox/runner-failure.js';
 
 describe('DenialScanner', () => {
   it('finds the signature of every common tool', () => {
@@ -70,6 +70,79 @@ describe('runnerFailure', () => {
     expect(runnerFailure({ ...base, stdoutBytes: 3, stderr: 'bwrap: x\n' })).toBeUndefined();
     expect(runnerFailure({ ...base, stderrTruncated: true, stderr: 'bwrap: x\n' })).toBeUndefined();
     expect(runnerFailure({ ...base, stderr: '' })).toBeUndefined();
+  });
+});
+
+describe('lostMountRace', () => {
+  it('is the remount of a mount that went away, and nothing else bwrap says', () => {
+    const remount = (errno: string) =>
+      `bwrap: Can't bind mount /oldroot/ on /newroot/: Unable to apply mount flags: remount "/newroot/a/merged": ${errno}`;
+    expect(lostMountRace(remount('No such file or directory'))).toBe(true);
+    expect(lostMountRace(remount('Invalid argument'))).toBe(true);
+    expect(
+      lostMountRace('bwrap: Can\'t bind mount /oldroot/x on /newroot/x: Unable to find "/newroot/x" in mount table'),
+    ).toBe(true);
+    expect(lostMountRace(remount('Permission denied'))).toBe(false);
+    expect(lostMountRace("bwrap: Can't find source path /nonexistent: No such file or directory")).toBe(false);
+    expect(lostMountRace('bwrap: No permissions to create new namespace')).toBe(false);
+  });
+});
+
+describe('RunnerMessageHold', () => {
+  /** Feeds `chunks` as stderr (or `stdout:` ones as stdout) and returns what was sent, in order. */
+  function feed(chunks: string[], end: 'release' | 'drop') {
+    const hold = new RunnerMessageHold();
+    const sent: string[] = [];
+    for (const chunk of chunks) {
+      if (chunk.startsWith('stdout:')) {
+        hold.release();
+        sent.push(chunk);
+      } else {
+        hold.see(Buffer.from(chunk));
+        hold.pass(() => sent.push(chunk));
+      }
+    }
+    hold[end]();
+    return sent;
+  }
+
+  it('keeps what may be a runner message until the run ends, and forgets it on a new start', () => {
+    expect(feed(['bwr', 'ap: Can', "'t bind mount\n"], 'drop')).toEqual([]);
+    expect(feed(['bwrap: x\n', 'landlock: y'], 'release')).toEqual(['bwrap: x\n', 'landlock: y']);
+  });
+
+  it('sends at once what cannot be one, and everything after', () => {
+    const hold = new RunnerMessageHold();
+    const sent: string[] = [];
+    hold.see(Buffer.from('warning: '));
+    hold.pass(() => sent.push('warning: '));
+    expect(sent).toEqual(['warning: ']);
+    hold.see(Buffer.from('bwrap: z\n'));
+    hold.pass(() => sent.push('bwrap: z\n'));
+    expect(sent).toEqual(['warning: ', 'bwrap: z\n']);
+  });
+
+  it('a second line that is not the runner’s ends the hold, in order', () => {
+    const hold = new RunnerMessageHold();
+    const sent: string[] = [];
+    for (const chunk of ['bwrap: a\n', 'oops\n']) {
+      hold.see(Buffer.from(chunk));
+      hold.pass(() => sent.push(chunk));
+    }
+    expect(sent).toEqual(['bwrap: a\n', 'oops\n']);
+  });
+
+  it('the first stdout sends what it kept before it', () => {
+    expect(feed(['bwrap: a\n', 'stdout:out'], 'drop')).toEqual(['bwrap: a\n', 'stdout:out']);
+  });
+
+  it('gives up holding past 4 KiB', () => {
+    const long = `bwrap: ${'x'.repeat(5000)}`;
+    const hold = new RunnerMessageHold();
+    const sent: string[] = [];
+    hold.see(Buffer.from(long));
+    hold.pass(() => sent.push(long));
+    expect(sent).toEqual([long]);
   });
 });
 
