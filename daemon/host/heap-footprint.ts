@@ -7,10 +7,12 @@
  *   size instead (`--semi-space-growth-factor=1`, read by V8 at each growth): a burst of 200 runs
  *   left 16 MB of young generation behind, now 1 MB; B1–B4 did not move.
  * - Once the daemon has handled requests and then had none for QUIET_MS, with nothing running,
- *   one full collection gives back what the burst left in the old generation.
+ *   one full collection gives back what the burst left in the old generation, and `malloc_trim`
+ *   what its threads left in malloc's arenas.
  */
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { trimMalloc } from './libc.js';
 
 /** How long the daemon must be quiet before the collection. */
 export const QUIET_MS = 1_000;
@@ -27,6 +29,8 @@ export function keepYoungGenerationSmall(): void {
   process.on('worker', (worker) => {
     setFlagsFromString(KEEP_YOUNG_GENERATION);
     worker.once('online', () => setFlagsFromString(KEEP_YOUNG_GENERATION));
+    // What the thread freed as it ended stays in its malloc arena until trimmed.
+    worker.once('exit', () => trimMalloc());
   });
 }
 
@@ -53,6 +57,7 @@ export function collectWhenQuiet(activity: () => number, busy: () => boolean, qu
     if (!quiet || now === collectedAt) return;
     collectedAt = now;
     gc();
+    trimMalloc();
   }, quietMs);
   timer.unref();
   return () => clearInterval(timer);
