@@ -14,6 +14,7 @@ import type { ExecSpec, SandboxReport } from '../../protocol/types.js';
 import { ensurePrivateDir } from '../../spill/spill-file.js';
 import type { TerminateOptions } from '../processes/group-signals.js';
 import type { ChildSpawner } from '../executor/spawner-client.js';
+import { withVariables } from '../runs/env.js';
 import { bwrapArgv, isInside, PRIVATE_TMP } from './bwrap-args.js';
 import { BWRAP_SIGNATURES, LANDLOCK_SIGNATURES } from './denial.js';
 import { landlockAbiHere } from './landlock-abi.js';
@@ -259,7 +260,7 @@ export function confine(
     if (refusal !== undefined) return sandboxUnavailable(mode, refusal);
     const plan = landlockPlan(input);
     // The session's own temp dir: the host's is not writable under Landlock (see landlockPlan).
-    const env = places.tempDir === undefined ? spec.env : { ...spec.env, TMPDIR: places.tempDir };
+    const env = places.tempDir === undefined ? spec.env : withVariables(spec.env, { TMPDIR: places.tempDir });
     if (warm)
       return {
         mode,
@@ -292,7 +293,7 @@ export function confine(
     enforcement: 'bwrap',
     argv,
     // The command's private /tmp (a fresh tmpfs), whatever TMPDIR the session's environment names.
-    env: { ...spec.env, TMPDIR: PRIVATE_TMP },
+    env: withVariables(spec.env, { TMPDIR: PRIVATE_TMP }),
     denialSignatures: BWRAP_SIGNATURES,
     terminate: { spareLeaderOnTerm: true },
   };
