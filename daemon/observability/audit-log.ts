@@ -81,9 +81,9 @@ export function openAuditLog(path: string): AuditLog {
       };
       return {
         running: (given) => {
-          if (started) return;
+          // The end line names the process that ran last; the start line, the first.
           pid = given;
-          writeStart();
+          if (!started) writeStart();
         },
         ended: (end: CommandEnd) => {
           if (ended) return;

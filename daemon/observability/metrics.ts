@@ -122,10 +122,12 @@ export function createDaemonMetrics(): DaemonMetrics {
     command(start: CommandStart) {
       const requested = performance.now();
       let done = false;
+      let spawned = false;
       return {
         running: () => {
-          if (start.kind !== 'terminal_run')
-            spawnSeconds.observe({ kind: start.kind }, (performance.now() - requested) / 1000);
+          if (spawned || start.kind === 'terminal_run') return;
+          spawned = true;
+          spawnSeconds.observe({ kind: start.kind }, (performance.now() - requested) / 1000);
         },
         ended: (end: CommandEnd) => {
           if (done) return;

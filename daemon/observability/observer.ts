@@ -54,7 +54,10 @@ export interface CommandEnd {
 
 /** One command being watched, from its request to its end. */
 export interface CommandWatch {
-  /** Its process runs (`pid`); for a run or job, the spawn duration ends here. */
+  /**
+   * Its process runs (`pid`); for a run or job, the spawn duration ends at the first call. A run
+   * started again after its runner lost a mount race (docs/sandbox.md) calls it again, new pid.
+   */
   running(pid: number): void;
   /** It ended (once; later calls are ignored). */
   ended(end: CommandEnd): void;

@@ -4,12 +4,15 @@
  * cannot be provoked on demand, so the daemon's bwrap is a script that answers with bwrap's own
  * words for it as many times as a file says, then execs the real bwrap.
  */
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { ExecdRpcError } from '../../client/connection.js';
+import { SessionOpen } from '../../protocol/methods.js';
 import { sandboxedSession } from '../helpers/sandbox.js';
+import { waitFor } from '../helpers/wait.js';
+import { scrape, startObservedDaemon } from '../observability/helpers.js';
 
 /** What bwrap printed when a podman overlay went away during its start. */
 const RACE =
@@ -96,5 +99,33 @@ describe('sandbox: a runner that loses a race with the mount table', () => {
     expect(error).toMatchObject({ errorName: 'SANDBOX_UNAVAILABLE' });
     expect((error as Error).message).toContain("Can't mkdir /newroot/nowhere");
     expect(bwrap.starts()).toBe(1);
+  });
+
+  it('counts as one command: one spawn time, and the audit log’s end line names the process that ran', async () => {
+    const bwrap = flakyBwrap(2, RACE);
+    const { daemon, base, auditPath } = await startObservedDaemon({
+      env: { EXECD_BWRAP: bwrap.path },
+      config: { sandboxBackend: 'bwrap' },
+    });
+    const workspace = join(daemon.dir, 'ws');
+    mkdirSync(workspace);
+    const client = await daemon.connect();
+    await client.call(SessionOpen, { sessionId: 's1', cwd: workspace, sandbox: { mode: 'workspace-write' } });
+    bwrap.arm();
+    const spawns = async () => (await scrape(base)).samples.get('execd_spawn_duration_seconds_count{kind="run"}') ?? 0;
+    const before = await spawns();
+    const result = await client.run({ sessionId: 's1', command: 'echo out' });
+    expect(result).toMatchObject({ exitCode: 0, stdout: { text: 'out\n' } });
+    expect(bwrap.starts()).toBe(3);
+    expect((await spawns()) - before).toBe(1);
+    const lines = await waitFor(() => {
+      const parsed = readFileSync(auditPath, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
+      return parsed.some((line) => line.event === 'command.end') ? parsed : undefined;
+    }, 'the command.end line');
+    expect(lines.filter((line) => line.event === 'command.start')).toHaveLength(1);
+    expect(lines.find((line) => line.event === 'command.end')).toMatchObject({ pid: result.pid, exitCode: 0 });
   });
 });
