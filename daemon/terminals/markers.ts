@@ -26,6 +26,15 @@ export function newNonce(): string {
 /** The shell functions that print a run's start and end markers (defined by the prompt command). */
 const START_FUNCTION = '__execd_s';
 const END_FUNCTION = '__execd_e';
+/** The variable the last line of a run's `eval` sets to the command's status (see `runLine`). */
+const STATUS_VARIABLE = '__execd_st';
+
+/**
+ * Under `set -e` a function that returns non-zero ends the shell, and the prompt of a user's shell
+ * survives what `set -e` exempts (`false && true`, `! true`): there the marker functions return 0,
+ * so `$?` at the start of the next run reads 0 instead of the last status.
+ */
+const ZERO_UNDER_ERREXIT = 'case $- in *e*) return 0 ;; esac';
 
 /** `printf` of a run's start (`s`) or end (`e`) marker with the nonce (and status) as arguments. */
 function markerPrintf(secret: string, kind: 's' | 'e', args: string): string {
@@ -65,8 +74,11 @@ export function promptCommand(secret: string): string {
     // Each function gives back the status it was called with, so `$?` goes on from run to run as
     // in any shell (after `false`, the next run's `echo $?` prints 1) and the prompt marker after a
     // run reports the command's status.
-    `${START_FUNCTION}() { local __execd_status=$?; ${markerPrintf(secret, 's', '"$1"')}; return $__execd_status; }; ` +
-    `${END_FUNCTION}() { ${markerPrintf(secret, 'e', '"$1" "$2"')}; return "$2"; }; ` +
+    `${START_FUNCTION}() { local __execd_status=$?; unset ${STATUS_VARIABLE}; ${markerPrintf(secret, 's', '"$1"')}; ${ZERO_UNDER_ERREXIT}; return $__execd_status; }; ` +
+    // `$2` is eval's status: 0 when the command's line ran to its end (its own status is then in
+    // the variable), else what stopped it (a syntax error).
+    `${END_FUNCTION}() { local __execd_status=$2; [ "$2" = 0 ] && __execd_status=\${${STATUS_VARIABLE}:-0}; unset ${STATUS_VARIABLE}; ` +
+    `${markerPrintf(secret, 'e', '"$1" "$__execd_status"')}; ${ZERO_UNDER_ERREXIT}; return $__execd_status; }; ` +
     'export -n PROMPT_COMMAND; ' +
     'case ":$HISTCONTROL:" in *:ignorespace:*|*:ignoreboth:*) ;; *) HISTCONTROL="ignorespace${HISTCONTROL:+:$HISTCONTROL}" ;; esac'
   );
@@ -92,14 +104,18 @@ export function ansiCQuote(text: string): string {
 
 /**
  * The line typed for a `terminal/run`: the start marker, the command evaluated in the shell itself
- * (so `cd` and `export` persist), the end marker with its exit status. Typed only while the
+ * (so `cd` and `export` persist), the end marker with its exit status. The evaluated text ends by
+ * saving the command's status in a variable, so `eval` itself returns 0 and `set -e` ends the
+ * shell only where it would end it for the command typed at the prompt. Typed only while the
  * daemon's own shell is at its prompt (see run.ts), so the marker functions its prompt command
  * defined exist and the line carries the nonce but never the secret. The leading space keeps it out
  * of the history. Ends with a carriage return; sent as a bracketed paste when the shell's readline
  * has paste mode on (readline then inserts the line at once instead of key by key).
  */
 export function runLine(nonce: string, command: string, options: { bracketedPaste: boolean }): string {
-  const line = ` ${START_FUNCTION} ${nonce}; eval ${ansiCQuote(command)}; ${END_FUNCTION} ${nonce} $?`;
+  // The blank line ends the command even when its last line ends in a backslash.
+  const evaluated = `${command}\n\n${STATUS_VARIABLE}=$?`;
+  const line = ` ${START_FUNCTION} ${nonce}; eval ${ansiCQuote(evaluated)}; ${END_FUNCTION} ${nonce} $?`;
   return options.bracketedPaste ? `\x1b[200~${line}\x1b[201~\r` : `${line}\r`;
 }
 

@@ -21,6 +21,22 @@ describe('exit statuses of commands that end through send or read', () => {
     expect(await run('echo "was $?"')).toMatchObject({ output: 'was 7\n' });
   });
 
+  test('under set -e the shell lives through what set -e exempts and ends at a failing command, as at its prompt', async () => {
+    const { run } = await shellFixture();
+    expect(await run('set -e')).toMatchObject({ exitCode: 0, state: 'completed' });
+    expect(await run('false && true')).toMatchObject({ exitCode: 1, state: 'completed' });
+    expect(await run('! true')).toMatchObject({ exitCode: 1, state: 'completed' });
+    // The marker functions return 0 under set -e: the last status does not carry into `$?`.
+    expect(await run('echo "alive $?"')).toMatchObject({ exitCode: 0, output: 'alive 0\n' });
+    expect(await run('false; echo never')).toMatchObject({ state: 'exited', output: '' });
+  });
+
+  test('a command whose last line ends in a backslash ends there', async () => {
+    const { run } = await shellFixture();
+    expect(await run('echo a \\')).toMatchObject({ exitCode: 0, output: 'a\n' });
+    expect(await run('echo "next $?"')).toMatchObject({ output: 'next 0\n' });
+  });
+
   test('a server started, then stopped with Ctrl-C: the send that brings the prompt back carries its status', async () => {
     const { run, client, sessionId, terminalId } = await shellFixture();
     const server = await run(

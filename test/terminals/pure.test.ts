@@ -68,11 +68,13 @@ describe('run line', () => {
     const line = runLine('n9', 'echo hi', { bracketedPaste: false });
     expect(line.endsWith('\r')).toBe(true);
     expect(line.slice(0, -1)).not.toMatch(/[\r\n]/);
-    expect(line).toContain("eval $'echo hi'");
+    expect(line).toContain("eval $'echo hi\\x0a\\x0a__execd_st=$?'");
     // The leading space keeps it out of the history; the secret is never part of it.
-    expect(runLine('n9', 'true', { bracketedPaste: false })).toBe(" __execd_s n9; eval $'true'; __execd_e n9 $?\r");
+    expect(runLine('n9', 'true', { bracketedPaste: false })).toBe(
+      " __execd_s n9; eval $'true\\x0a\\x0a__execd_st=$?'; __execd_e n9 $?\r",
+    );
     expect(runLine('n9', 'true', { bracketedPaste: true })).toBe(
-      "\x1b[200~ __execd_s n9; eval $'true'; __execd_e n9 $?\x1b[201~\r",
+      "\x1b[200~ __execd_s n9; eval $'true\\x0a\\x0a__execd_st=$?'; __execd_e n9 $?\x1b[201~\r",
     );
   });
 });
