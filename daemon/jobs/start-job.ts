@@ -27,6 +27,7 @@ import { CapturedFileStream, CollectedStream, LogFileStream, TailBytesStream, ty
 import type { JobTable } from './job-table.js';
 import type { JobLaunchPlan } from './launch-plan.js';
 import type { JobOutcome } from './settlement.js';
+import { lostMountRace, RunnerMessageHold } from '../sandbox/runner-failure.js';
 
 /** What starting a job needs besides its spec and plan. */
 export interface StartJobContext {
@@ -145,17 +146,7 @@ export async function startJob(
     } catch (error) {
       return failEarly({ kind: 'spawn-failed', reason: `cannot open a stdin pipe: ${failureText(error)}` });
     }
-    const files = captureFiles(capture);
-    child = spawnShell(
-      plan.spawner ?? ctx.spawner,
-      plan.env ? { ...spec, env: plan.env } : spec,
-      stdin ? undefined : ctx.stdin,
-      plan.argv,
-      files,
-      stdin?.path,
-      JOB_DESCRIPTOR_RESERVE,
-      ctx.unit === undefined ? undefined : ctx.processes.scopes.target(sessionId, ctx.unit),
-    );
+    child = spawnJobProcess(spec, plan, sessionId, capture, ctx, stdin);
     const failure = await spawned(child, plan.argv[0]!);
     stdin?.spawned();
     if (failure) {
@@ -190,11 +181,46 @@ export async function startJob(
     return job;
   }
   const watched = { child, group };
+  // A runner that lost a mount race is started again, unless the FIFO stdin is gone (launch-plan.ts).
+  const restart: Restart | undefined =
+    plan.runnerFailure && !ctx.keepStdinOpen
+      ? { spawn: () => spawnJobProcess(spec, plan, sessionId, capture, ctx, undefined), startsLeft: RUNNER_STARTS - 1 }
+      : undefined;
   // The chain ends in abandonJob, which never rejects.
-  watchJob(job, watched.child, capture, plan, watched.group, ctx).catch((error: unknown) =>
+  watchJob(job, watched, capture, plan, ctx, restart).catch((error: unknown) =>
     abandonJob(job, capture, watched.group, { kind: 'watch-failed', reason: failureText(error) }, ctx),
   );
   return job;
+}
+
+/** How many times a job whose runner loses mount races is started (as a foreground run is). */
+const RUNNER_STARTS = 3;
+
+/** How to start a job's process again, and how many more times. */
+interface Restart {
+  spawn: () => ShellProcess;
+  startsLeft: number;
+}
+
+/** Spawns a job's process: the plan's argv, its captures' files, the unit's cgroup. */
+function spawnJobProcess(
+  spec: ExecSpec,
+  plan: JobLaunchPlan,
+  sessionId: string,
+  capture: Capture,
+  ctx: StartJobContext,
+  stdin: JobStdin | undefined,
+): ShellProcess {
+  return spawnShell(
+    plan.spawner ?? ctx.spawner,
+    plan.env ? { ...spec, env: plan.env } : spec,
+    stdin ? undefined : ctx.stdin,
+    plan.argv,
+    captureFiles(capture),
+    stdin?.path,
+    JOB_DESCRIPTOR_RESERVE,
+    ctx.unit === undefined ? undefined : ctx.processes.scopes.target(sessionId, ctx.unit),
+  );
 }
 
 /**
@@ -220,15 +246,19 @@ async function abandonJob(
   job.settle(outcome);
 }
 
-/** Follows the process to its end and settles the job. */
+/**
+ * Follows the process to its end and settles the job; with `restart`, a runner that lost a mount
+ * race is started again under the same job (`watched` then names the new process and group).
+ */
 async function watchJob(
   job: Job,
-  child: ShellProcess,
+  watched: { child: ShellProcess; group: TrackedGroup },
   capture: Capture,
   plan: JobLaunchPlan,
-  group: TrackedGroup,
   ctx: StartJobContext,
+  restart: Restart | undefined,
 ): Promise<void> {
+  const { child, group } = watched;
   const pid = job.pid;
   let killing: Promise<void> | undefined;
   let noteKill: () => void = () => {};
@@ -255,25 +285,40 @@ async function watchJob(
 
   // Collectors never throw (a log file that cannot be written is noted), so these listeners cannot.
   const { stdout, stderr: stderrCapture } = capture;
-  if (stdout instanceof OutputCollector) child.stdout!.on('data', (chunk: Buffer) => stdout.write(chunk));
-  if (stderrCapture instanceof OutputCollector) {
+  // While the job may still be started again, what may be its runner's failure waits out of its log.
+  const hold = restart && restart.startsLeft > 0 ? new RunnerMessageHold() : undefined;
+  if (stdout instanceof OutputCollector) {
+    child.stdout!.on('data', (chunk: Buffer) => {
+      hold?.release();
+      stdout.write(chunk);
+    });
+  }
+  const stderrSink =
+    stderrCapture instanceof OutputCollector
+      ? (chunk: Buffer) => {
+          stderrCapture.write(chunk);
+          plan.onStderr?.(chunk);
+        }
+      : undefined;
+  if (stderrSink) {
     child.stderr!.on('data', (chunk: Buffer) => {
-      stderrCapture.write(chunk);
-      plan.onStderr?.(chunk);
+      hold?.see(chunk);
+      if (hold) hold.pass(() => stderrSink(chunk));
+      else stderrSink(chunk);
     });
   }
   // An upgrade in place hands these pipes to the next program instead of killing the job.
   const pipes: ReadPipe[] = [];
   if (stdout instanceof OutputCollector && child.stdout)
     pipes.push({ stream: 'stdout', pipe: child.stdout, sink: (chunk) => stdout.write(chunk) });
-  if (stderrCapture instanceof OutputCollector && child.stderr) {
-    const sink = (chunk: Buffer) => {
-      stderrCapture.write(chunk);
-      plan.onStderr?.(chunk);
+  if (stderrSink && child.stderr) pipes.push({ stream: 'stderr', pipe: child.stderr, sink: stderrSink });
+  if (pipes.length > 0) {
+    const detach = pipeDetacher(pipes);
+    job.detachPipes = () => {
+      hold?.release();
+      return detach();
     };
-    pipes.push({ stream: 'stderr', pipe: child.stderr, sink });
   }
-  if (pipes.length > 0) job.detachPipes = pipeDetacher(pipes);
   const [rawExitCode, rawSignal] = (await once(child, 'exit')) as [number | null, NodeJS.Signals | null];
   job.detachPipes = undefined;
   if (child.lost !== undefined) {
@@ -305,6 +350,24 @@ async function watchJob(
   const leftover = !killing && groupAlive(pid);
   if (leftover) group.kind = 'leftover';
   else ctx.processes.untrack(group);
+  if (hold && restart && !leftover && !killing && !job.killRequested) {
+    const held = hold.heldText();
+    const reason =
+      held === undefined
+        ? undefined
+        : plan.runnerFailure?.({
+            exitCode,
+            stdoutBytes: capture.stdout.totalBytes,
+            stderr: held,
+            stderrTruncated: false,
+          });
+    if (reason !== undefined && lostMountRace(reason)) {
+      hold.drop();
+      ctx.log.info({ jobId: job.id, pid }, 'job runner lost a mount race; starting it again');
+      return restartJob(job, watched, capture, plan, ctx, restart);
+    }
+  }
+  hold?.release();
 
   const { stdoutBytes, stderr, outputNote } = finishCapture(
     job,
@@ -379,4 +442,30 @@ function finishCollected(
   const { spillPath, totalBytes } = collector;
   if (spillPath !== undefined) job.streams[name] = new LogFileStream(spillPath, totalBytes, windowBytes);
   return output;
+}
+
+/** Starts a job's process again after its runner lost a mount race, and follows the new one. */
+async function restartJob(
+  job: Job,
+  watched: { child: ShellProcess; group: TrackedGroup },
+  capture: Capture,
+  plan: JobLaunchPlan,
+  ctx: StartJobContext,
+  restart: Restart,
+): Promise<void> {
+  const sessionId = job.identity.ownerSession;
+  const child = restart.spawn();
+  const failure = await spawned(child, plan.argv[0]!);
+  if (failure) {
+    finishCapture(job, capture, ctx.config.maxOutputBytes);
+    job.settle({ kind: 'runner-failed', reason: failure.message });
+    if (ctx.unit !== undefined) ctx.processes.scopes.release(sessionId, ctx.unit);
+    return;
+  }
+  job.pid = child.pid!;
+  watched.child = child;
+  watched.group = ctx.processes.track({ pgid: job.pid, sessionId, kind: 'job' });
+  if (HAS_PROC) job.procStartTime = readProcStat(job.pid)?.startTime;
+  ctx.table.record(job);
+  await watchJob(job, watched, capture, plan, ctx, { ...restart, startsLeft: restart.startsLeft - 1 });
 }

@@ -71,6 +71,11 @@ export class RunnerMessageHold {
     if (this.seen.length > MAX_HELD_CHARS || !mayBeRunnerMessage(this.seen)) this.release();
   }
 
+  /** What the hold keeps (as latin1 text), or undefined once it ended. */
+  heldText(): string | undefined {
+    return this.held ? this.seen : undefined;
+  }
+
   /** Calls `send` now, or in order once the hold ends; never after `drop`. */
   pass(send: () => void): void {
     if (this.dropped) return;

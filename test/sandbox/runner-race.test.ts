@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { ExecdRpcError } from '../../client/connection.js';
-import { SessionOpen } from '../../protocol/methods.js';
+import { JobRead, JobWait, SessionOpen, ShellStart } from '../../protocol/methods.js';
 import { sandboxedSession } from '../helpers/sandbox.js';
 import { waitFor } from '../helpers/wait.js';
 import { scrape, startObservedDaemon } from '../observability/helpers.js';
@@ -127,5 +127,28 @@ describe('sandbox: a runner that loses a race with the mount table', () => {
     }, 'the command.end line');
     expect(lines.filter((line) => line.event === 'command.start')).toHaveLength(1);
     expect(lines.find((line) => line.event === 'command.end')).toMatchObject({ pid: result.pid, exitCode: 0 });
+  });
+
+  it('a job is started again under the same id; its log holds only what the command wrote', async () => {
+    const bwrap = flakyBwrap(2, RACE);
+    const client = await confinedClient(bwrap);
+    const { jobId } = await client.call(ShellStart, { sessionId: 's1', command: 'echo out; echo err >&2' });
+    const job = await client.call(JobWait, { sessionId: 's1', jobId, timeoutMs: 30_000 });
+    expect(job).toMatchObject({ status: 'completed', exitCode: 0, sandbox: { enforcement: 'bwrap', denied: false } });
+    expect(job.sandbox.runnerFailed).toBeUndefined();
+    expect(bwrap.starts()).toBe(3);
+    const read = await client.call(JobRead, { sessionId: 's1', jobId });
+    expect(read.stdout.text).toBe('out\n');
+    expect(read.stderr.text).toBe('err\n');
+  });
+
+  it('a job gives up after three starts: failed, with runnerFailed and the runner’s words', async () => {
+    const bwrap = flakyBwrap(5, RACE);
+    const client = await confinedClient(bwrap);
+    const { jobId } = await client.call(ShellStart, { sessionId: 's1', command: 'echo never' });
+    const job = await client.call(JobWait, { sessionId: 's1', jobId, timeoutMs: 30_000 });
+    expect(job).toMatchObject({ status: 'failed', sandbox: { runnerFailed: true } });
+    expect(job.detail).toContain('Unable to apply mount flags');
+    expect(bwrap.starts()).toBe(3);
   });
 });
