@@ -202,11 +202,13 @@ describe('sandbox in the unprivileged condition (uid 1000, no capabilities, max_
     expect(memory.every((entry) => entry.rssBytes > 0)).toBe(true);
 
     // The flag resets on execve: a command, confined or not, is dumpable, and its own children
-    // readable (read once the child has exec'd sleep: mid-exec its environ can read empty).
+    // readable. Mid-exec a child's environ reads empty (and before it, its cmdline is the
+    // parent's, which names sleep too): read until it holds PATH, for up to 5 s; an unreadable
+    // environ never does.
     for (const mode of ['workspace-write', 'danger-full-access'] as const) {
       const own = await client.run({
         sessionId: 's1',
-        command: `python3 -c 'import ctypes; print(ctypes.CDLL(None).prctl(3, 0, 0, 0, 0))'; sleep 5 & until grep -q sleep /proc/$!/cmdline 2>/dev/null; do sleep 0.05; done; tr "\\0" "\\n" < /proc/$!/environ | grep -c '^PATH='; kill $!`,
+        command: `python3 -c 'import ctypes; print(ctypes.CDLL(None).prctl(3, 0, 0, 0, 0))'; sleep 5 & for i in $(seq 100); do n=$(tr "\\0" "\\n" < /proc/$!/environ | grep -c '^PATH='); [ "$n" -gt 0 ] && break; sleep 0.05; done; echo "$n"; kill $!`,
         sandboxPolicy: { mode },
       });
       console.log(
