@@ -27,7 +27,7 @@ import { CapturedFileStream, CollectedStream, LogFileStream, TailBytesStream, ty
 import type { JobTable } from './job-table.js';
 import type { JobLaunchPlan } from './launch-plan.js';
 import type { JobOutcome } from './settlement.js';
-import { lostMountRace, RunnerMessageHold } from '../sandbox/runner-failure.js';
+import { lostMountRace, RunnerMessageHold, RUNNER_STARTS, sendThrough } from '../sandbox/runner-failure.js';
 
 /** What starting a job needs besides its spec and plan. */
 export interface StartJobContext {
@@ -181,7 +181,7 @@ export async function startJob(
     return job;
   }
   const watched = { child, group };
-  // A runner that lost a mount race is started again, unless the FIFO stdin is gone (launch-plan.ts).
+  // A runner that lost a mount race is started again, unless its FIFO stdin is gone (docs/sandbox.md).
   const restart: Restart | undefined =
     plan.runnerFailure && !ctx.keepStdinOpen
       ? { spawn: () => spawnJobProcess(spec, plan, sessionId, capture, ctx, undefined), startsLeft: RUNNER_STARTS - 1 }
@@ -192,9 +192,6 @@ export async function startJob(
   );
   return job;
 }
-
-/** How many times a job whose runner loses mount races is started (as a foreground run is). */
-const RUNNER_STARTS = 3;
 
 /** How to start a job's process again, and how many more times. */
 interface Restart {
@@ -303,8 +300,7 @@ async function watchJob(
   if (stderrSink) {
     child.stderr!.on('data', (chunk: Buffer) => {
       hold?.see(chunk);
-      if (hold) hold.pass(() => stderrSink(chunk));
-      else stderrSink(chunk);
+      sendThrough(hold, () => stderrSink(chunk));
     });
   }
   // An upgrade in place hands these pipes to the next program instead of killing the job.

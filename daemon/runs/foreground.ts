@@ -13,7 +13,13 @@ import { FileCapture, openFileCapture } from '../../spill/file-capture.js';
 import type { ProcessRegistry } from '../processes/process-registry.js';
 import { DenialScanner } from '../sandbox/denial.js';
 import { confinedExit } from '../sandbox/exit-status.js';
-import { lostMountRace, runnerFailure, RunnerMessageHold } from '../sandbox/runner-failure.js';
+import {
+  lostMountRace,
+  runnerFailure,
+  RunnerMessageHold,
+  RUNNER_STARTS,
+  sendThrough,
+} from '../sandbox/runner-failure.js';
 import { sandboxReport, sandboxUnavailable, type Confinement } from '../sandbox/runner.js';
 import { Deadline, SHUTDOWN_ABORT } from '../executor/deadline.js';
 import { drainAfterExit } from '../executor/drain.js';
@@ -85,12 +91,6 @@ function throttle(pipes: Array<Readable | null>, flow: OutputFlow | undefined): 
   return () => paused;
 }
 
-/**
- * How many times a confined run is started while its runner loses races with the mount table
- * (`lostMountRace`): the command never ran, so starting it again changes nothing but the outcome.
- */
-const RUNNER_STARTS = 3;
-
 /** What `runOnce` answers when its runner failed in a way worth starting again. */
 const START_AGAIN = Symbol('start again');
 
@@ -122,8 +122,8 @@ async function runOnce(
       maxBytes,
       maxSpillBytes: config.maxSpillBytes,
       spillPath: ctx.spillPath(stream),
-      onText: ctx.onOutput && ((text) => sendOrHold(hold, () => ctx.onOutput!(stream, text))),
-      onBytes: ctx.onBytes && ((chunk) => sendOrHold(hold, () => ctx.onBytes!(stream, chunk))),
+      onText: ctx.onOutput && ((text) => sendThrough(hold, () => ctx.onOutput!(stream, text))),
+      onBytes: ctx.onBytes && ((chunk) => sendThrough(hold, () => ctx.onBytes!(stream, chunk))),
     });
   // A capture file that cannot be opened, or a nearly full disk, means a pipe (see openFileCapture).
   const fileCapture = (stream: StreamName, maxBytes: number) => {
@@ -254,10 +254,4 @@ async function runOnce(
     sandbox: sandboxReport(spec.sandboxPolicy.mode, confinement, denials?.denied ?? false),
     ...limitReport,
   };
-}
-
-/** Sends streamed output now, or through the hold of a confined run. */
-function sendOrHold(hold: RunnerMessageHold | undefined, send: () => void): void {
-  if (hold) hold.pass(send);
-  else send();
 }

@@ -34,6 +34,12 @@ export function runnerFailure(outcome: RunOutcome): string | undefined {
 const MOUNT_TABLE_RACE =
   /Unable to apply mount flags: remount "[^"]*": (?:No such file or directory|Invalid argument)|Unable to find "[^"]*" in mount table/;
 
+/**
+ * How many times a run or job is started while its runner loses races with the mount table: the
+ * command never ran, so starting it again changes nothing but the outcome.
+ */
+export const RUNNER_STARTS = 3;
+
 /** True when a runner failure (as `runnerFailure` words it) lost a race with the mount table. */
 export function lostMountRace(reason: string): boolean {
   return MOUNT_TABLE_RACE.test(reason);
@@ -95,4 +101,10 @@ export class RunnerMessageHold {
     this.held = undefined;
     this.dropped = true;
   }
+}
+
+/** Calls `send` through `hold` when there is one, else at once. */
+export function sendThrough(hold: RunnerMessageHold | undefined, send: () => void): void {
+  if (hold) hold.pass(send);
+  else send();
 }
