@@ -135,7 +135,7 @@ describe('sandbox: a runner that loses a race with the mount table', () => {
     const { jobId } = await client.call(ShellStart, { sessionId: 's1', command: 'echo out; echo err >&2' });
     const job = await client.call(JobWait, { sessionId: 's1', jobId, timeoutMs: 30_000 });
     expect(job).toMatchObject({ status: 'completed', exitCode: 0, sandbox: { enforcement: 'bwrap', denied: false } });
-    expect(job.sandbox.runnerFailed).toBeUndefined();
+    expect(job.sandbox?.runnerFailed).toBeUndefined();
     expect(bwrap.starts()).toBe(3);
     const read = await client.call(JobRead, { sessionId: 's1', jobId });
     expect(read.stdout.text).toBe('out\n');
