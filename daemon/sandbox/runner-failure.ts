@@ -4,7 +4,8 @@
  * kernel refuses, a shell it cannot exec) as `bwrap: <reason>` lines on stderr and exits 1, before
  * the command has written anything; the Landlock launcher does the same with `landlock: ` lines.
  * A run is a runner failure only when all of that holds: exit status 1, no stdout at all, and a
- * stderr made only of such lines.
+ * stderr made only of such lines. A failure that lost a race with the mount table is worth a new
+ * start, and what may be one is held out of the stream and the log until that is known.
  */
 
 /** The facts of a finished run that the decision reads. */
@@ -16,6 +17,8 @@ export interface RunOutcome {
   stderrTruncated: boolean;
 }
 
+/** What starts a runner's own line; `RUNNER_MESSAGE` is a stderr made only of such lines. */
+const RUNNER_PREFIXES = ['bwrap: ', 'landlock: '];
 const RUNNER_MESSAGE = /^(?:(?:bwrap|landlock): [^\n]*\n?)+$/;
 
 /** The runner's own message when the runner failed before the command ran, else undefined. */
@@ -47,8 +50,6 @@ export function lostMountRace(reason: string): boolean {
 
 /** How much stderr a hold keeps before it gives up: a runner's own message is one short line. */
 const MAX_HELD_CHARS = 4096;
-
-const RUNNER_PREFIXES = ['bwrap: ', 'landlock: '];
 
 /** True while `text` may still turn out to be only runner lines (its last line may be partial). */
 function mayBeRunnerMessage(text: string): boolean {
